@@ -1,0 +1,57 @@
+"""Who is calling: API keys verified by the registry, remembered for a few seconds."""
+
+from __future__ import annotations
+
+import hashlib
+
+from gateway.cache import TTLCache
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.errors import Forbidden, Unauthorized
+from infaas.schemas import AppInternal, ModelInternal, Principal
+
+
+class Authenticator:
+    def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float) -> None:
+        self.registry = registry
+        self.keys: TTLCache[Principal | None] = TTLCache(ttl_s)
+        self.apps: TTLCache[AppInternal] = TTLCache(ttl_s)
+        self.models: TTLCache[ModelInternal] = TTLCache(ttl_s)
+
+    async def principal(self, authorization: str | None) -> Principal:
+        if not authorization:
+            raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
+        scheme, _, key = authorization.partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key:
+            raise Unauthorized("malformed Authorization header: expected 'Bearer <key>'")
+        # Cache by the key's hash so plain keys do not linger in memory as dictionary keys.
+        digest = hashlib.sha256(key.encode()).hexdigest()
+
+        async def verify() -> Principal | None:
+            try:
+                return await self.registry.verify_key(key)
+            except Unauthorized:
+                return None  # remembered too, so guessing keys costs the registry nothing extra
+
+        principal = await self.keys.get(digest, verify)
+        if principal is None:
+            raise Unauthorized("unknown API key")
+        return principal
+
+    async def app(self, principal: Principal, name: str) -> AppInternal:
+        """The app (404 if unknown), if this caller may use it (403 otherwise)."""
+        app = await self.apps.get(name, lambda: self.registry.app(name))
+        if principal.role != "admin" and principal.app != name:
+            raise Forbidden(f"this key belongs to app {principal.app!r}, not {name!r}")
+        return app
+
+    async def model(self, principal: Principal, name: str) -> ModelInternal:
+        model = await self.models.get(name, lambda: self.registry.model_by_name(name))
+        if principal.role != "admin" and principal.app != model.app:
+            raise Forbidden(f"model {name!r} belongs to another app")
+        return model
+
+    def forget_model(self, name: str, app: str | None) -> None:
+        self.models.drop(name)
+        if app:
+            self.apps.drop(app)

@@ -1,0 +1,109 @@
+"""Turning a JSON query into a validated binary frame for the scheduler (the gateway's hot path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+
+from infaas.errors import BadRequest, InvalidInput
+from infaas.schemas import AppInternal, ModelInternal
+from infaas.tensors import Signature, coerce_batch
+from infaas.wire import encode_frame
+
+_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy"})
+
+
+def parse_body(body: bytes) -> dict[str, Any]:
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest("the body is not valid JSON", reason=str(exc)[:200]) from exc
+    if not isinstance(data, dict):
+        raise InvalidInput("the body must be a JSON object with 'inputs'")
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise InvalidInput(f"unknown fields: {sorted(unknown)}", allowed=sorted(_FIELDS))
+    if "inputs" not in data:
+        raise InvalidInput("missing 'inputs': a batch of rows")
+    latency = data.get("latency_ms")
+    if latency is not None and not (_is_number(latency) and latency > 0):
+        raise InvalidInput("latency_ms must be a number > 0", field="latency_ms")
+    accuracy = data.get("min_accuracy")
+    if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 1):
+        raise InvalidInput("min_accuracy must be a number between 0 and 1", field="min_accuracy")
+    return data
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def tensors_for(signature: Signature, raw: Any, *, max_rows: int) -> dict[str, np.ndarray]:
+    """Inputs as arrays of the model's dtypes and shapes; any mismatch is a 422 naming the input."""
+    specs = signature.inputs
+    if isinstance(raw, dict):
+        missing = [s.name for s in specs if s.name not in raw]
+        extra = sorted(set(raw) - {s.name for s in specs})
+        if missing or extra:
+            raise InvalidInput(
+                "inputs do not match the model's input names",
+                expected=[s.name for s in specs],
+                missing=missing,
+                unexpected=extra,
+            )
+        arrays = {s.name: coerce_batch(raw[s.name], s, max_rows=max_rows) for s in specs}
+    elif len(specs) == 1:
+        arrays = {specs[0].name: coerce_batch(raw, specs[0], max_rows=max_rows)}
+    else:
+        raise InvalidInput(
+            "this model has several inputs: send {input name: batch}", expected=[s.name for s in specs]
+        )
+    rows = {a.shape[0] for a in arrays.values()}
+    if len(rows) > 1:
+        raise InvalidInput("every input must carry the same number of rows")
+    return arrays
+
+
+def model_frame(model: ModelInternal, data: dict[str, Any], *, max_rows: int) -> bytes:
+    signature = Signature.from_json(model.signature)
+    arrays = tensors_for(signature, data["inputs"], max_rows=max_rows)
+    header = {
+        "kind": "model",
+        "target": model.name,
+        "signature": signature.key,
+        "latency_ms": data.get("latency_ms"),
+        "min_accuracy": data.get("min_accuracy"),
+    }
+    return encode_frame(header, arrays)
+
+
+def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes:
+    """Validate against the app's models' signatures (a query may match any of them)."""
+    signatures: dict[str, Signature] = {}
+    for m in app.models:
+        if m.status != "failed":
+            sig = Signature.from_json(m.signature)
+            signatures.setdefault(sig.key, sig)
+    if not signatures:
+        raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
+    first_error: InvalidInput | None = None
+    for key, sig in signatures.items():
+        try:
+            arrays = tensors_for(sig, data["inputs"], max_rows=max_rows)
+        except InvalidInput as exc:
+            first_error = first_error or exc
+            continue
+        latency = data.get("latency_ms")
+        accuracy = data.get("min_accuracy")
+        header = {
+            "kind": "app",
+            "target": app.name,
+            "signature": key,
+            "latency_ms": app.default_latency_ms if latency is None else latency,
+            "min_accuracy": app.default_min_accuracy if accuracy is None else accuracy,
+        }
+        return encode_frame(header, arrays)
+    assert first_error is not None
+    raise first_error

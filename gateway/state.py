@@ -1,0 +1,18 @@
+"""What the gateway's routes share: settings, clients and the auth cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.auth import Authenticator
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.clients.scheduler import SchedulerClient
+from infaas.config import Settings
+
+
+@dataclass
+class GatewayState:
+    settings: Settings
+    registry: AsyncRegistryClient
+    scheduler: SchedulerClient
+    auth: Authenticator

@@ -1,0 +1,133 @@
+"""The `infaas` command: run the system, serve one service, migrate, demo."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Annotated
+
+import typer
+
+from infaas.config import SERVICES, get_settings
+
+app = typer.Typer(
+    help="infaas: model-less inference serving.", no_args_is_help=True, pretty_exceptions_enable=False
+)
+db = typer.Typer(help="Database migrations.", no_args_is_help=True)
+app.add_typer(db, name="db")
+
+
+@db.command("upgrade")
+def db_upgrade(revision: str = "head") -> None:
+    """Create or update the schema (SQLite by default, Postgres with INFAAS_DATABASE_URL)."""
+    from infaas.migrate import upgrade
+
+    settings = get_settings()
+    settings.var_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.resolved_database_url, revision)
+    typer.echo(f"database at {settings.resolved_database_url.split('@')[-1]} is at {revision}")
+
+
+@app.command()
+def serve(
+    service: Annotated[str, typer.Argument(help=f"one of {', '.join(SERVICES)}")],
+    queue: Annotated[list[str] | None, typer.Option(help="profiler only: Celery queues to consume")] = None,
+) -> None:
+    """Run one service in the foreground."""
+    settings = get_settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    if service not in SERVICES:
+        raise typer.BadParameter(f"unknown service {service!r}; choose from {', '.join(SERVICES)}")
+    if service == "profiler":
+        from services.profiler.worker import run_worker
+
+        run_worker(settings, queue)
+        return
+    import uvicorn
+
+    factory = _factory(service)
+    host = settings.gateway_host if service == "gateway" else settings.host
+    uvicorn.run(
+        factory(settings),
+        host=host,
+        port=settings.port(service),
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=5,
+    )
+
+
+def _factory(service: str):  # type: ignore[no-untyped-def]
+    if service == "gateway":
+        from gateway.app import create_app
+    elif service == "registry":
+        from services.registry.app import create_app
+    elif service == "scheduler":
+        from services.scheduler.app import create_app
+    elif service == "executor":
+        from services.executor.app import create_app
+    else:
+        from services.planner.app import create_app
+    return create_app
+
+
+@app.command()
+def run(demo: Annotated[bool, typer.Option(help="train and register the demo models")] = True) -> None:
+    """Start the whole system on this machine; Ctrl-C stops it."""
+    from infaas.launcher import start_suite
+
+    settings = get_settings()
+    typer.echo("starting infaas …")
+    suite = start_suite(settings)
+    url = f"http://127.0.0.1:{settings.gateway_port}"
+    try:
+        if demo:
+            from infaas.demo import run_demo
+
+            run_demo(url, settings.admin_key, settings.var_dir)
+        typer.echo("")
+        typer.echo(f"gateway:    {url}   (OpenAPI: {url}/docs)")
+        typer.echo(f"admin key:  {settings.admin_key}")
+        typer.echo(f"logs:       {suite.log_dir}/")
+        typer.echo("try:")
+        typer.echo(
+            f"  curl -s {url}/v1/apps/demo/infer -H 'Authorization: Bearer {settings.admin_key}' "
+            "-H 'content-type: application/json' "
+            '-d \'{"inputs": [[' + ",".join(["0.5"] * 64) + ']], "latency_ms": 20, '
+            '"min_accuracy": 0.9}\''
+        )
+        typer.echo("press Ctrl-C to stop")
+        while True:
+            dead = suite.dead()
+            if dead:
+                typer.echo(f"service(s) exited: {', '.join(dead)}; see {suite.log_dir}/ — stopping", err=True)
+                raise typer.Exit(1)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        typer.echo("\nstopping …")
+    finally:
+        suite.stop()
+        typer.echo("stopped")
+
+
+@app.command("demo")
+def demo_command(
+    url: Annotated[str, typer.Option(help="gateway URL")] = "http://127.0.0.1:8080",
+    key: Annotated[str, typer.Option(help="admin key (default: INFAAS_ADMIN_KEY or var/admin.key)")] = "",
+) -> None:
+    """Train the demo models, register them under app `demo`, wait for profiling, and query."""
+    from infaas.demo import run_demo
+    from infaas.launcher import admin_key
+
+    settings = get_settings()
+    run_demo(url, key or admin_key(settings), settings.var_dir)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""Shared plumbing of the typed service clients: timeouts, error mapping, principal headers."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+
+from infaas.errors import InfaasError, Unavailable, error_from_body
+from infaas.schemas import Principal
+
+DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=2.0)
+ROLE_HEADER = "x-infaas-role"
+APP_HEADER = "x-infaas-app"
+
+
+def principal_headers(principal: Principal | None) -> dict[str, str]:
+    """The caller's identity, as the gateway vouches for it to internal services."""
+    if principal is None:
+        return {}
+    headers: dict[str, str] = {ROLE_HEADER: principal.role}
+    if principal.app:
+        headers[APP_HEADER] = principal.app
+    return headers
+
+
+def raise_for_error(response: httpx.Response) -> None:
+    """Turn another service's JSON error into the same domain exception here."""
+    if response.status_code < 400:
+        return
+    try:
+        body = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        body = None
+    raise error_from_body(response.status_code, body)
+
+
+def unavailable(service: str, exc: httpx.HTTPError) -> InfaasError:
+    return Unavailable(f"{service} is unreachable", service=service, reason=type(exc).__name__)

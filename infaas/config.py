@@ -1,0 +1,169 @@
+"""Settings shared by every service: one `Settings` read from `INFAAS_*` environment variables.
+
+Nothing reads the environment at import time; services build their app from `get_settings()` or from a
+`Settings` handed to their factory (tests do the latter).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SERVICES: tuple[str, ...] = ("gateway", "registry", "scheduler", "executor", "planner", "profiler")
+
+
+class Settings(BaseSettings):
+    """Configuration of an infaas deployment (every field can be set as `INFAAS_<FIELD>`)."""
+
+    model_config = SettingsConfigDict(env_prefix="INFAAS_", extra="ignore")
+
+    var_dir: Path = Path("var")
+    """Where local state lives: SQLite database, artifacts, embedded Redis, cached demo models."""
+
+    database_url: str = ""
+    """SQLAlchemy URL of the metadata database; empty means SQLite at `<var_dir>/infaas.db`."""
+
+    redis_url: str = ""
+    """Redis URL of the metadata store, query streams and Celery broker. Empty is only valid for the
+    launcher, which then starts an embedded Redis server and hands its URL to every process."""
+
+    artifact_dir: Path | None = None
+    """Model repository directory (content addressed); default `<var_dir>/artifacts`."""
+
+    admin_key: str = ""
+    """Admin API key. Empty: the launcher generates one on first start and keeps it in `<var_dir>`."""
+
+    host: str = "127.0.0.1"
+    """Bind address of internal services (loopback by default: only the gateway is public)."""
+
+    gateway_host: str = "0.0.0.0"
+    """Bind address of the gateway, the single public port."""
+
+    gateway_port: int = 8080
+    registry_port: int = 8081
+    scheduler_port: int = 8082
+    executor_port: int = 8083
+    planner_port: int = 8084
+    profiler_metrics_port: int = 8085
+
+    registry_url: str = ""
+    """Base URL of the registry; default `http://127.0.0.1:<registry_port>`."""
+    scheduler_url: str = ""
+    """Base URL of the scheduler; default `http://127.0.0.1:<scheduler_port>`."""
+    planner_url: str = ""
+    """Base URL of the planner; default `http://127.0.0.1:<planner_port>`."""
+
+    executor_advertise_url: str = ""
+    """URL other services use to reach this executor; default `http://127.0.0.1:<executor_port>`."""
+
+    max_request_bytes: int = 16 * 1024 * 1024
+    """Largest query body the gateway accepts (413 above)."""
+
+    max_model_bytes: int = 512 * 1024 * 1024
+    """Largest model or validation file the registry accepts (413 above)."""
+
+    max_query_rows: int = 1024
+    """Largest batch one online query may carry (422 above)."""
+
+    query_timeout_s: float = 30.0
+    """Hard limit a query waits for a worker, cold loads included, before the scheduler gives up."""
+
+    heartbeat_interval_s: float = 1.0
+    """How often an executor reports its load and instances."""
+
+    heartbeat_ttl_s: float = 5.0
+    """A worker whose heartbeat is older than this is considered gone."""
+
+    auth_cache_ttl_s: float = 10.0
+    """How long the gateway trusts a verified key (and a known model signature) before asking again."""
+
+    profile_batch_sizes: list[int] = Field(default_factory=lambda: [1, 4, 16, 64])
+    """Max batch sizes of the generated variants."""
+
+    profile_threads: list[int] = Field(default_factory=lambda: [1, 2])
+    """Intra-op thread counts of the generated variants (capped at the worker's cores)."""
+
+    profile_seconds_per_point: float = 0.25
+    """Measuring time per (session, batch size) point after warm-up."""
+
+    profile_min_iterations: int = 30
+    """At least this many timed runs per point, whatever the time."""
+
+    worker_memory_bytes: int = 0
+    """Memory the executor offers to instances; 0 means what the machine has."""
+
+    log_level: str = "info"
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalize_dsn(cls, value: str) -> str:
+        # Bare postgres:// URLs would pick psycopg2, which we do not ship.
+        for prefix in ("postgres://", "postgresql://"):
+            if value.startswith(prefix):
+                return "postgresql+psycopg://" + value[len(prefix) :]
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.var_dir / 'infaas.db').resolve()}"
+
+    @property
+    def resolved_artifact_dir(self) -> Path:
+        return (self.artifact_dir or self.var_dir / "artifacts").resolve()
+
+    def service_url(self, service: str) -> str:
+        """Base URL of an internal service, explicit setting first."""
+        explicit = {
+            "registry": self.registry_url,
+            "scheduler": self.scheduler_url,
+            "planner": self.planner_url,
+            "executor": self.executor_advertise_url,
+        }.get(service, "")
+        if explicit:
+            return explicit.rstrip("/")
+        return f"http://127.0.0.1:{self.port(service)}"
+
+    def port(self, service: str) -> int:
+        ports = {
+            "gateway": self.gateway_port,
+            "registry": self.registry_port,
+            "scheduler": self.scheduler_port,
+            "executor": self.executor_port,
+            "planner": self.planner_port,
+            "profiler": self.profiler_metrics_port,
+        }
+        return ports[service]
+
+    def require_redis(self) -> str:
+        if not self.redis_url:
+            raise RuntimeError(
+                "INFAAS_REDIS_URL is not set: start services with `infaas run`, which provides an embedded "
+                "Redis, or point them at a Redis server"
+            )
+        return self.redis_url
+
+    def child_env(self) -> dict[str, str]:
+        """Environment for child processes so they all see the same resolved configuration."""
+        env = dict(os.environ)
+        env.update(
+            {
+                "INFAAS_VAR_DIR": str(self.var_dir.resolve()),
+                "INFAAS_DATABASE_URL": self.resolved_database_url,
+                "INFAAS_REDIS_URL": self.redis_url,
+                "INFAAS_ARTIFACT_DIR": str(self.resolved_artifact_dir),
+                "INFAAS_ADMIN_KEY": self.admin_key,
+            }
+        )
+        return env
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings of this process, read once from the environment."""
+    return Settings()

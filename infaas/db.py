@@ -1,0 +1,129 @@
+"""Durable metadata: SQLAlchemy 2 rows for apps, keys, models, variants (with profiles) and workers.
+
+The registry owns these tables; no other service writes them. The same schema runs on Postgres and on
+the embedded SQLite default (Alembic migrations in `migrations/` create it on both).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    event,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class AppRow(Base):
+    __tablename__ = "apps"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    default_latency_ms: Mapped[float | None] = mapped_column(Float)
+    default_min_accuracy: Mapped[float | None] = mapped_column(Float)
+    slo_policy: Mapped[str] = mapped_column(String(16), default="best_effort")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ApiKeyRow(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    app_id: Mapped[int | None] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(16))  # "admin" | "app"
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ModelRow(Base):
+    __tablename__ = "models"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    app_id: Mapped[int] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"), index=True)
+    task: Mapped[str] = mapped_column(String(32))
+    format: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16), default="registered")
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    artifact_digest: Mapped[str] = mapped_column(String(64))
+    validation_digest: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    signature: Mapped[dict[str, Any]] = mapped_column(JSON)
+    validation_rows: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class VariantRow(Base):
+    __tablename__ = "variants"
+
+    id: Mapped[str] = mapped_column(String(160), primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    runtime: Mapped[str] = mapped_column(String(32))
+    optimization: Mapped[str] = mapped_column(String(32))
+    precision: Mapped[str] = mapped_column(String(16))
+    hardware: Mapped[str] = mapped_column(String(16))
+    max_batch: Mapped[int] = mapped_column(Integer)
+    threads: Mapped[int] = mapped_column(Integer)
+    artifact_digest: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status_reason: Mapped[str | None] = mapped_column(Text)
+    accuracy: Mapped[float | None] = mapped_column(Float)
+    load_ms: Mapped[float | None] = mapped_column(Float)
+    latency: Mapped[list[Any] | None] = mapped_column(JSON)
+    saturation_qps: Mapped[float | None] = mapped_column(Float)
+    peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    profiled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class WorkerRow(Base):
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    hardware: Mapped[str] = mapped_column(String(16))
+    url: Mapped[str] = mapped_column(String(256))
+    cores: Mapped[int] = mapped_column(Integer)
+    memory_bytes: Mapped[int] = mapped_column(BigInteger)
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+def make_engine(url: str) -> Engine:
+    """Engine with the pooling and SQLite pragmas that let several processes share one database."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            # WAL lets readers in other processes proceed while the registry writes.
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Any]:
+    return sessionmaker(bind=engine, expire_on_commit=False)

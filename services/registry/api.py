@@ -1,0 +1,205 @@
+"""Registry routes: thin wrappers over `service` (public routes are reached through the gateway)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import orjson
+from fastapi import APIRouter, File, Form, Response, UploadFile
+from pydantic import ValidationError
+
+from infaas import store
+from infaas.errors import InvalidInput, NotFound, PayloadTooLarge
+from infaas.schemas import (
+    App,
+    AppCreate,
+    AppCreated,
+    AppInternal,
+    KeyVerify,
+    Model,
+    ModelAccepted,
+    ModelInternal,
+    ModelMetadata,
+    Principal,
+    StatusUpdate,
+    Variant,
+    VariantReport,
+    Worker,
+    WorkerRegistration,
+)
+from services.registry import repository as repo
+from services.registry import service, views
+from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep
+
+public = APIRouter(prefix="/v1")
+internal = APIRouter(prefix="/internal", include_in_schema=False)
+
+
+@public.post("/apps", status_code=201, response_model=AppCreated)
+def create_app(body: AppCreate, session: SessionDep, principal: PrincipalDep) -> AppCreated:
+    row, key = service.create_app(session, principal, body)
+    return AppCreated(**views.app_view(row, []).model_dump(), api_key=key)
+
+
+@public.get("/apps", response_model=list[App])
+def list_apps(session: SessionDep, principal: PrincipalDep) -> list[App]:
+    names = repo.model_names_by_app(session)
+    return [
+        views.app_view(a, names.get(a.id, []))
+        for a in repo.apps(session)
+        if principal.role == "admin" or a.name == principal.app
+    ]
+
+
+@public.get("/apps/{app}", response_model=App)
+def get_app(app: str, session: SessionDep, principal: PrincipalDep) -> App:
+    row = service.app_for(session, principal, app)
+    return views.app_view(row, repo.model_names_by_app(session).get(row.id, []))
+
+
+def _read_capped(upload: UploadFile, limit: int, what: str) -> bytes:
+    data = upload.file.read(limit + 1)
+    if len(data) > limit:
+        raise PayloadTooLarge(f"the {what} is larger than {limit} bytes", limit=limit)
+    if not data:
+        raise InvalidInput(f"the {what} is empty")
+    return data
+
+
+@public.post("/models", status_code=202, response_model=ModelAccepted)
+def register_model(
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    artifacts: ArtifactsDep,
+    queue: QueueDep,
+    file: Annotated[UploadFile, File(description="The model: an ONNX file.")],
+    validation: Annotated[UploadFile, File(description="Validation set: .npz with arrays x and y.")],
+    metadata: Annotated[str, Form(description='JSON: {"name", "app", "task"}')],
+) -> ModelAccepted:
+    try:
+        meta = ModelMetadata.model_validate(orjson.loads(metadata))
+    except (orjson.JSONDecodeError, ValidationError) as exc:
+        raise InvalidInput("metadata must be JSON {name, app, task}", reason=str(exc)[:300]) from exc
+    model_bytes = _read_capped(file, settings.max_model_bytes, "model file")
+    validation_bytes = _read_capped(validation, settings.max_model_bytes, "validation file")
+    row = service.register_model(session, artifacts, queue, principal, meta, model_bytes, validation_bytes)
+    (view,) = views.model_views(session, [row])
+    return ModelAccepted(**view.model_dump(), status_url=f"/v1/models/{row.name}")
+
+
+@public.get("/models", response_model=list[Model])
+def list_models(session: SessionDep, principal: PrincipalDep) -> list[Model]:
+    app_id = None
+    if principal.role != "admin":
+        app_id = service.app_for(session, principal, principal.app or "").id
+    return views.model_views(session, repo.models(session, app_id=app_id))
+
+
+@public.get("/models/{name}", response_model=Model)
+def get_model(name: str, session: SessionDep, principal: PrincipalDep) -> Model:
+    return views.model_views(session, [service.model_row(session, principal, name)])[0]
+
+
+@public.get("/models/{name}/variants", response_model=list[Variant])
+def list_variants(name: str, session: SessionDep, principal: PrincipalDep, r: RedisDep) -> list[Variant]:
+    row = service.model_row(session, principal, name)
+    rows = {v.id: v for v in repo.variants(session, row.id)}
+    # Ready variants come in the metadata store's latency order; the rest follow by id.
+    ordered = [rows.pop(vid) for vid in store.model_variants_by(r, name, "latency") if vid in rows]
+    ordered += sorted(rows.values(), key=lambda v: v.id)
+    return [views.variant_view(v, name) for v in ordered]
+
+
+@public.delete("/models/{name}", status_code=204)
+def delete_model(
+    name: str, session: SessionDep, principal: PrincipalDep, r: RedisDep, artifacts: ArtifactsDep
+) -> Response:
+    service.delete_model(session, r, artifacts, principal, name)
+    return Response(status_code=204)
+
+
+@public.get("/workers", response_model=list[Worker])
+def list_workers(session: SessionDep, principal: PrincipalDep, r: RedisDep) -> list[Worker]:
+    service.require_admin(principal)
+    out = []
+    for row in repo.workers(session):
+        live = r.hgetall(store.worker_key(row.id))
+        instances = {
+            store.text(k): orjson.loads(v)["state"] for k, v in r.hgetall(store.instances_key(row.id)).items()
+        }
+        out.append(
+            Worker(
+                id=row.id,
+                hardware=row.hardware,
+                url=row.url,
+                cores=row.cores,
+                memory_bytes=row.memory_bytes,
+                registered_at=row.registered_at,
+                last_seen_at=row.last_seen_at,
+                live=bool(live),
+                utilization=float(live[b"utilization"]) if live else None,
+                instances=instances,
+            )
+        )
+    return out
+
+
+@internal.post("/keys/verify", response_model=Principal)
+def verify_key(body: KeyVerify, session: SessionDep) -> Principal:
+    return service.verify_key(session, body)
+
+
+@internal.get("/models/{model_id}", response_model=ModelInternal)
+def model_internal(model_id: int, session: SessionDep) -> ModelInternal:
+    row = repo.model_by_id(session, model_id)
+    if row is None:
+        raise NotFound(f"no model {model_id}")
+    return views.model_internal(row, _app_name(session, row.app_id))
+
+
+@internal.get("/models/by-name/{name}", response_model=ModelInternal)
+def model_by_name(name: str, session: SessionDep) -> ModelInternal:
+    row = repo.model_by_name(session, name)
+    if row is None:
+        raise NotFound(f"no model {name!r}", model=name)
+    return views.model_internal(row, _app_name(session, row.app_id))
+
+
+@internal.get("/apps/{app}", response_model=AppInternal)
+def app_internal(app: str, session: SessionDep) -> AppInternal:
+    row = repo.app_by_name(session, app)
+    if row is None:
+        raise NotFound(f"no app {app!r}", app=app)
+    return AppInternal(
+        name=row.name,
+        default_latency_ms=row.default_latency_ms,
+        default_min_accuracy=row.default_min_accuracy,
+        slo_policy=row.slo_policy,
+        models=[views.model_internal(m, app) for m in repo.models(session, app_id=row.id)],
+    )
+
+
+@internal.post("/models/{model_id}/status", status_code=204)
+def set_status(model_id: int, body: StatusUpdate, session: SessionDep) -> Response:
+    service.set_status(session, model_id, body)
+    return Response(status_code=204)
+
+
+@internal.put("/models/{model_id}/variants", status_code=204)
+def report_variants(model_id: int, body: list[VariantReport], session: SessionDep, r: RedisDep) -> Response:
+    service.report_variants(session, r, model_id, body)
+    return Response(status_code=204)
+
+
+@internal.post("/workers", status_code=204)
+def register_worker(body: WorkerRegistration, session: SessionDep) -> Response:
+    service.register_worker(session, body)
+    return Response(status_code=204)
+
+
+def _app_name(session: SessionDep, app_id: int) -> str:
+    from infaas.db import AppRow
+
+    app = session.get(AppRow, app_id)
+    return app.name if app else ""

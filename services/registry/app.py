@@ -1,0 +1,58 @@
+"""Registry service factory: apps, keys, models, variants and workers — the source of truth."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import redis
+from celery import Celery
+from fastapi import FastAPI
+
+from infaas.artifacts import LocalArtifactStore
+from infaas.config import Settings
+from infaas.db import make_engine, make_sessionmaker
+from infaas.tasks import PROFILE_MODEL, make_celery, profile_queue
+from infaas.web import install_common
+from services.registry import service
+from services.registry.api import internal, public
+
+
+class CeleryProfileQueue:
+    """Sends profiling tasks by name to the queue of the hardware kind."""
+
+    def __init__(self, celery: Celery) -> None:
+        self.celery = celery
+
+    def enqueue(self, model_id: int, hardware: str) -> None:
+        self.celery.send_task(
+            PROFILE_MODEL,
+            args=[model_id],
+            queue=profile_queue(hardware),
+            retry=True,
+            retry_policy={"max_retries": 2, "interval_start": 0.2},
+        )
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = make_engine(settings.resolved_database_url)
+        app.state.settings = settings
+        app.state.sessionmaker = make_sessionmaker(engine)
+        app.state.redis = redis.Redis.from_url(settings.require_redis())
+        app.state.artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
+        app.state.profile_queue = CeleryProfileQueue(make_celery(settings.require_redis()))
+        with app.state.sessionmaker() as session:
+            if settings.admin_key:
+                service.ensure_admin_key(session, settings.admin_key)
+            service.rebuild_metadata_store(session, app.state.redis)
+        yield
+        app.state.redis.close()
+        engine.dispose()
+
+    app = FastAPI(title="infaas registry", lifespan=lifespan)
+    install_common(app, service="registry")
+    app.include_router(public)
+    app.include_router(internal)
+    return app

@@ -1,0 +1,20 @@
+"""Scheduler metrics."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+REQUEST_SECONDS = Histogram(
+    "infaas_scheduler_request_duration_seconds",
+    "Query time from arrival to answer",
+    ["outcome"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+DECISION_SECONDS = Histogram(
+    "infaas_scheduler_decision_duration_seconds",
+    "get_variant time",
+    buckets=(1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 5e-3),
+)
+DECISIONS = Counter("infaas_scheduler_decisions_total", "Selection outcomes", ["action"])
+SLO = Counter("infaas_scheduler_slo_total", "Queries with an SLO, by whether it was met", ["met"])
+PENDING = Gauge("infaas_scheduler_pending_requests", "Queries waiting for a worker's answer")

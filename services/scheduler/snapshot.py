@@ -1,0 +1,92 @@
+"""The scheduler's local, always-fresh view of the metadata store.
+
+Variants change rarely (a model finishes profiling): they are reloaded when the registry publishes an
+invalidation. Workers and instances change often: they are re-read every `interval` and whenever an
+executor announces a change. A query then decides from memory, with no Redis round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import redis.asyncio as aioredis
+
+from infaas import store
+from infaas.selection import InstanceView, Snapshot
+from infaas.variants import VariantProfile
+
+log = logging.getLogger("infaas.scheduler")
+
+
+class SnapshotCache:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        *,
+        ttl_s: float,
+        interval_s: float = 0.5,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.redis = redis
+        self.ttl_s = ttl_s
+        self.interval_s = interval_s
+        self.clock = clock
+        self.snapshot = Snapshot()
+        self.by_model: dict[str, tuple[VariantProfile, ...]] = {}
+        self.by_app_signature: dict[tuple[str, str], tuple[VariantProfile, ...]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def refresh_variants(self) -> None:
+        variants = await store.read_variants(self.redis)
+        by_model: dict[str, list[VariantProfile]] = {}
+        by_app: dict[tuple[str, str], list[VariantProfile]] = {}
+        for v in variants.values():
+            by_model.setdefault(v.model, []).append(v)
+            by_app.setdefault((v.app, v.signature_key), []).append(v)
+        self.by_model = {k: tuple(v) for k, v in by_model.items()}
+        self.by_app_signature = {k: tuple(v) for k, v in by_app.items()}
+        self.snapshot = replace(self.snapshot, variants=variants)
+
+    async def refresh_live(self) -> None:
+        workers, instances = await store.read_live(self.redis, now=self.clock(), ttl_s=self.ttl_s)
+        self.snapshot = replace(self.snapshot, workers=workers, instances=instances)
+
+    def note_instance(self, worker_id: str, variant_id: str, state: str) -> None:
+        """Record an instance this process just loaded, before the next heartbeat shows it."""
+        kept = tuple(
+            i
+            for i in self.snapshot.instances
+            if not (i.worker_id == worker_id and i.variant_id == variant_id)
+        )
+        new = InstanceView(worker_id=worker_id, variant_id=variant_id, state=state)  # type: ignore[arg-type]
+        self.snapshot = replace(self.snapshot, instances=(*kept, new))
+
+    async def start(self) -> None:
+        await self.refresh_variants()
+        await self.refresh_live()
+        self._task = asyncio.create_task(self._poll(), name="snapshot-poll")
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval_s)
+            try:
+                await self.refresh_live()
+            except Exception as exc:  # Redis briefly away: keep the last snapshot
+                log.warning("snapshot refresh failed: %s", exc)
+
+    async def on_invalidate(self, what: str) -> None:
+        if what == "variants":
+            await self.refresh_variants()
+        else:
+            await self.refresh_live()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
