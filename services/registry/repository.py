@@ -60,7 +60,7 @@ def ready_variants(session: Session) -> list[tuple[VariantRow, ModelRow, AppRow]
         .join(AppRow, ModelRow.app_id == AppRow.id)
         .where(VariantRow.status == "ready")
     )
-    return [(v, m, a) for v, m, a in rows.tuples()]
+    return [(v, m, a) for v, m, a in rows]
 
 
 def variant_status_counts(session: Session, model_ids: list[int]) -> dict[int, dict[str, int]]:
@@ -72,7 +72,7 @@ def variant_status_counts(session: Session, model_ids: list[int]) -> dict[int, d
         .where(VariantRow.model_id.in_(model_ids))
         .group_by(VariantRow.model_id, VariantRow.status)
     )
-    for model_id, status, n in rows.tuples():
+    for model_id, status, n in rows:
         counts.setdefault(model_id, {})[status] = n
     return counts
 

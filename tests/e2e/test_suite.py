@@ -1,0 +1,190 @@
+"""Register → profile → query through real processes: gateway, registry, scheduler, executor, planner,
+and a Celery profiler worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import orjson
+import pytest
+
+from infaas.demo_models import DemoModel
+from tests.e2e.conftest import RunningSuite
+
+pytestmark = pytest.mark.e2e
+
+
+def register(running: RunningSuite, key: str, model: DemoModel, name: str, app: str = "shop") -> Any:
+    with running.client(key) as client:
+        return client.post(
+            "/v1/models",
+            files={
+                "file": ("m.onnx", model.onnx_path.read_bytes()),
+                "validation": ("v.npz", model.validation_path.read_bytes()),
+            },
+            data={"metadata": orjson.dumps({"name": name, "app": app, "task": "classification"}).decode()},
+        )
+
+
+def ort_outputs(model: DemoModel, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(str(model.onnx_path), providers=["CPUExecutionProvider"])
+    return np.asarray(session.run(None, {"x": x})[0])
+
+
+def artifact_files(running: RunningSuite) -> set[Path]:
+    root = running.settings.resolved_artifact_dir
+    return {p for p in root.rglob("*") if p.is_file()} if root.exists() else set()
+
+
+@pytest.fixture(scope="module")
+def shop(running: RunningSuite, demo_models: list[DemoModel]) -> dict[str, str]:
+    """App `shop` with the small MLP and the CNN registered by the app's own key and profiled."""
+    created = running.admin.post("/v1/apps", json={"name": "shop", "slo_policy": "best_effort"})
+    assert created.status_code == 201, created.text
+    key = created.json()["api_key"]
+    small, _, cnn = demo_models
+    for model, name in ((small, "small"), (cnn, "cnn")):
+        response = register(running, key, model, name)
+        assert response.status_code == 202, response.text
+        assert response.json()["status"] == "registered"
+    for name in ("small", "cnn"):
+        model = running.wait_ready(name)
+        assert model["status"] == "ready", model
+    other = running.admin.post("/v1/apps", json={"name": "other"}).json()["api_key"]
+    return {"key": key, "other": other}
+
+
+def test_model_less_query_is_answered_by_a_variant_meeting_the_requirements(
+    running: RunningSuite, shop: dict[str, str], demo_models: list[DemoModel]
+) -> None:
+    small, _, cnn = demo_models
+    x = np.load(small.validation_path)["x"][:5]
+    with running.client(shop["key"]) as client:
+        variants = {
+            v["id"]: v for name in ("small", "cnn") for v in client.get(f"/v1/models/{name}/variants").json()
+        }
+        assert len(variants) == 16 and all(v["status"] == "ready" for v in variants.values())
+
+        answer = client.post(
+            "/v1/apps/shop/infer", json={"inputs": x.tolist(), "latency_ms": 20, "min_accuracy": 0.9}
+        )
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        chosen = variants[body["variant"]]
+        assert chosen["accuracy"] >= 0.9
+        assert next(p for p in chosen["latency"] if p["batch"] >= 5)["p99_ms"] <= 20
+        expected = ort_outputs(small if body["model"] == "small" else cnn, x)
+        np.testing.assert_allclose(
+            np.asarray(body["outputs"]["probabilities"]), expected, rtol=1e-5, atol=1e-6
+        )
+        assert body["worker"].startswith("cpu-") and body["hardware"] == "cpu"
+        assert set(body["latency_ms"]) == {"queue", "compute", "total"}
+        assert body["latency_ms"]["total"] >= body["latency_ms"]["compute"] > 0
+        assert isinstance(body["slo_met"], bool) and body["cached"] is False and body["reason"]
+
+        # Only the CNN reaches 0.99 on the validation set: a stricter query must move to it.
+        strict = client.post(
+            "/v1/apps/shop/infer", json={"inputs": x.tolist(), "latency_ms": 50, "min_accuracy": 0.99}
+        ).json()
+        assert strict["model"] == "cnn" and variants[strict["variant"]]["accuracy"] >= 0.99
+        np.testing.assert_allclose(
+            np.asarray(strict["outputs"]["probabilities"]), ort_outputs(cnn, x), rtol=1e-5, atol=1e-6
+        )
+
+        named = client.post("/v1/models/small/infer", json={"inputs": x[:1].tolist()})
+        assert named.status_code == 200 and named.json()["model"] == "small"
+        assert named.json()["slo_met"] is None  # no SLO was asked for
+
+        unmet = client.post(
+            "/v1/apps/shop/infer", json={"inputs": x.tolist(), "latency_ms": 0.0001, "min_accuracy": 0.999}
+        )
+        assert unmet.status_code == 422
+        error = unmet.json()["error"]
+        assert error["code"] == "requirements_unmet"
+        best = max(v["accuracy"] for v in variants.values())
+        assert error["closest"]["best_accuracy"] == pytest.approx(best, abs=1e-4)
+
+    workers = running.admin.get("/v1/workers").json()
+    assert len(workers) == 1 and workers[0]["live"] and workers[0]["cores"] >= 1
+    assert "active" in workers[0]["instances"].values()
+
+
+def test_gateway_rejects_bad_requests_before_queueing(running: RunningSuite, shop: dict[str, str]) -> None:
+    row = [0.0] * 64
+    with running.client(None) as anonymous:
+        assert anonymous.post("/v1/apps/shop/infer", json={"inputs": [row]}).status_code == 401
+    with running.client("not-a-key") as wrong:
+        assert wrong.post("/v1/apps/shop/infer", json={"inputs": [row]}).status_code == 401
+    with running.client(shop["other"]) as other:
+        forbidden = other.post("/v1/apps/shop/infer", json={"inputs": [row]})
+        assert forbidden.status_code == 403 and forbidden.json()["error"]["code"] == "forbidden"
+        assert other.post("/v1/models/small/infer", json={"inputs": [row]}).status_code == 403
+    with running.client(shop["key"]) as client:
+        assert client.post("/v1/apps/nope/infer", json={"inputs": [row]}).status_code == 404
+        assert client.post("/v1/models/nope/infer", json={"inputs": [row]}).status_code == 404
+        for bad in (
+            {"inputs": [[0.0] * 63]},
+            {"inputs": [["a"] * 64]},
+            {"inputs": [row, row[:-1]]},
+            {"inputs": []},
+            {"inputs": [row], "latency_ms": -1},
+            {"rows": [row]},
+        ):
+            response = client.post("/v1/apps/shop/infer", json=bad)
+            assert response.status_code == 422, (bad, response.text)
+            assert "error" in response.json()
+        assert client.post("/v1/apps/shop/infer", content=b"{not json").status_code == 400
+        huge = b'{"inputs": [[' + b"0.0," * 200_000 + b"0.0]]}"
+        too_big = client.post("/v1/apps/shop/infer", content=huge)
+        assert too_big.status_code == 413 and too_big.json()["error"]["code"] == "payload_too_large"
+
+
+def test_corrupt_model_is_rejected_and_leaves_no_row_and_no_artifact(
+    running: RunningSuite, shop: dict[str, str], small_model: DemoModel
+) -> None:
+    before = artifact_files(running)
+    with running.client(shop["key"]) as client:
+        corrupt = small_model.onnx_path.read_bytes()[:-200] + b"\xff" * 200
+        response = client.post(
+            "/v1/models",
+            files={
+                "file": ("m.onnx", corrupt),
+                "validation": ("v.npz", small_model.validation_path.read_bytes()),
+            },
+            data={"metadata": '{"name": "broken", "app": "shop", "task": "classification"}'},
+        )
+        assert response.status_code == 422, response.text
+        assert response.json()["error"]["code"] == "invalid_model"
+        assert client.get("/v1/models/broken").status_code == 404
+        assert "broken" not in [m["name"] for m in client.get("/v1/models").json()]
+    assert artifact_files(running) == before
+
+
+def test_every_service_exposes_metrics_and_the_gateway_one_openapi(
+    running: RunningSuite, shop: dict[str, str]
+) -> None:
+    import httpx
+
+    settings = running.settings
+    for service in ("gateway", "registry", "scheduler", "executor", "planner", "profiler"):
+        response = httpx.get(f"http://127.0.0.1:{settings.port(service)}/metrics", timeout=5)
+        assert response.status_code == 200, service
+        assert "infaas_" in response.text or "python_info" in response.text, service
+    scheduler = httpx.get(f"http://127.0.0.1:{settings.scheduler_port}/metrics").text
+    assert 'infaas_scheduler_decisions_total{action="active"}' in scheduler
+    spec = httpx.get(f"{running.url}/openapi.json").json()
+    for path in (
+        "/v1/apps",
+        "/v1/models",
+        "/v1/models/{name}/variants",
+        "/v1/apps/{app}/infer",
+        "/v1/models/{name}/infer",
+        "/v1/workers",
+    ):
+        assert path in spec["paths"], path
+    assert "InferRequest" in spec["components"]["schemas"]
+    assert "InferResponse" in spec["components"]["schemas"]
+    assert not any(p.startswith("/internal") for p in spec["paths"])

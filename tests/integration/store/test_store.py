@@ -1,0 +1,82 @@
+"""The Redis metadata store against a real Redis: variants, heartbeats with TTL, removal."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+import redis.asyncio as aioredis
+
+from infaas import store
+from infaas.selection import WorkerView
+from infaas.variants import BatchLatency, VariantProfile
+
+
+def profile(vid: str, p50: float, accuracy: float, app: str = "a") -> VariantProfile:
+    return VariantProfile(
+        id=vid,
+        model="m",
+        app=app,
+        signature_key="x:float32:4",
+        runtime="onnxruntime",
+        optimization="basic",
+        precision="fp32",
+        hardware="cpu",
+        max_batch=4,
+        threads=1,
+        artifact_digest="0" * 64,
+        accuracy=accuracy,
+        load_ms=3.0,
+        latencies=(BatchLatency(1, p50, p50 * 2), BatchLatency(4, p50 * 3, p50 * 4)),
+        saturation_qps=100.0,
+        peak_memory_bytes=1 << 20,
+    )
+
+
+async def test_variants_round_trip_and_indexes(redis_url: str, redis_client: redis.Redis) -> None:
+    variants = [profile("v-slow", 2.0, 0.99), profile("v-fast", 0.5, 0.90), profile("v-mid", 1.0, 0.95)]
+    assert store.publish_variants(redis_client, variants) == 3
+    assert store.model_variants_by(redis_client, "m", "latency") == ["v-fast", "v-mid", "v-slow"]
+    assert store.model_variants_by(redis_client, "m", "accuracy") == ["v-fast", "v-mid", "v-slow"]
+
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        read = await store.read_variants(client)
+    finally:
+        await client.aclose()
+    assert read == {v.id: v for v in variants}
+
+    store.remove_variants(redis_client, model="m", app="a", vids=[v.id for v in variants])
+    assert store.model_variants_by(redis_client, "m", "latency") == []
+    assert redis_client.scard(store.VARIANTS) == 0
+
+
+async def test_heartbeats_expire_and_carry_instances(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        worker = WorkerView(
+            id="w1",
+            hardware="cpu",
+            url="http://127.0.0.1:1",
+            cores=2,
+            memory_bytes=1 << 30,
+            memory_used_bytes=1 << 20,
+            utilization=0.25,
+        )
+        now = time.time()
+        await store.heartbeat(
+            client, worker=worker, instances={"v1": {"state": "active", "pending": 3}}, now=now, ttl_s=5
+        )
+        workers, instances = await store.read_live(client, now=now + 1, ttl_s=5)
+        assert workers == (worker,)
+        assert [(i.worker_id, i.variant_id, i.state, i.pending) for i in instances] == [
+            ("w1", "v1", "active", 3)
+        ]
+        # Seen 6 s later the heartbeat is stale: the worker no longer counts as live.
+        assert await store.read_live(client, now=now + 6, ttl_s=5) == ((), ())
+        assert 0 < await client.pttl(store.worker_key("w1")) <= 5000
+
+        await store.forget_worker(client, "w1")
+        assert await store.read_live(client, now=now + 1, ttl_s=5) == ((), ())
+    finally:
+        await client.aclose()

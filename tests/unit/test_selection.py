@@ -1,0 +1,349 @@
+"""Per-query variant selection (INFaaS §4.1) over hand-made snapshots, and the latency model it uses."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from infaas.errors import RequirementsUnmet, Unavailable
+from infaas.selection import (
+    InstanceState,
+    InstanceView,
+    Requirements,
+    Snapshot,
+    WorkerView,
+    get_variant,
+    least_utilized_worker,
+    meets,
+)
+from infaas.variants import BatchLatency, VariantProfile
+
+GiB = 1024**3
+
+
+def variant(
+    vid: str,
+    *,
+    accuracy: float = 0.9,
+    latencies: tuple[tuple[int, float, float], ...] = ((1, 1.0, 2.0),),
+    max_batch: int | None = None,
+    load_ms: float = 100.0,
+    hardware: str = "cpu",
+    peak_memory_bytes: int = 100,
+) -> VariantProfile:
+    """A profiled variant; `latencies` are (batch, p50_ms, p99_ms) points sorted by batch."""
+    points = tuple(BatchLatency(batch=b, p50_ms=p50, p99_ms=p99) for b, p50, p99 in latencies)
+    return VariantProfile(
+        id=vid,
+        model="m",
+        app="app",
+        signature_key="x:float32:4",
+        runtime="onnxruntime",
+        optimization="basic",
+        precision="fp32",
+        hardware=hardware,
+        max_batch=max_batch if max_batch is not None else (points[-1].batch if points else 1),
+        threads=1,
+        artifact_digest="0" * 64,
+        accuracy=accuracy,
+        load_ms=load_ms,
+        latencies=points,
+        saturation_qps=0.0,
+        peak_memory_bytes=peak_memory_bytes,
+    )
+
+
+def worker(
+    wid: str,
+    *,
+    hardware: str = "cpu",
+    memory_bytes: int = GiB,
+    memory_used_bytes: int = 0,
+    utilization: float = 0.0,
+) -> WorkerView:
+    return WorkerView(
+        id=wid,
+        hardware=hardware,
+        url=f"http://{wid}",
+        cores=4,
+        memory_bytes=memory_bytes,
+        memory_used_bytes=memory_used_bytes,
+        utilization=utilization,
+    )
+
+
+def snapshot(
+    variants: list[VariantProfile],
+    instances: tuple[InstanceView, ...] = (),
+    workers: tuple[WorkerView, ...] = (worker("w1"),),
+) -> Snapshot:
+    return Snapshot(variants={v.id: v for v in variants}, instances=instances, workers=workers)
+
+
+# --- VariantProfile.latency_ms ------------------------------------------------------------------------
+
+
+LADDER = ((1, 1.0, 2.0), (2, 1.5, 2.5), (4, 3.0, 4.0))
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (1, 2.0),  # exact point
+        (2, 2.5),  # exact point
+        (3, 4.0),  # next measured batch up is 4
+        (4, 4.0),
+        (5, 2 * 4.0),  # ceil(5 / 4) = 2 full batches of 4
+        (8, 2 * 4.0),
+        (10, 3 * 4.0),  # ceil(10 / 4) = 3 full batches of 4
+    ],
+)
+def test_latency_uses_next_batch_up_and_runs_back_to_back(rows: int, expected: float) -> None:
+    v = variant("v", latencies=LADDER, max_batch=4)
+    assert v.latency_ms(rows) == pytest.approx(expected)
+
+
+def test_latency_tail_false_uses_p50() -> None:
+    v = variant("v", latencies=LADDER, max_batch=4)
+    assert v.latency_ms(1, tail=False) == pytest.approx(1.0)
+    assert v.latency_ms(3, tail=False) == pytest.approx(3.0)
+    assert v.latency_ms(10, tail=False) == pytest.approx(3 * 3.0)
+
+
+def test_latency_beyond_last_measured_point_uses_last_point() -> None:
+    # Measured only up to batch 2 but allowed batches of 4: a 3-row query is priced at the last point.
+    v = variant("v", latencies=((1, 1.0, 2.0), (2, 1.5, 2.5)), max_batch=4)
+    assert v.latency_ms(3) == pytest.approx(2.5)
+
+
+def test_latency_of_unprofiled_variant_is_infinite() -> None:
+    v = variant("v", latencies=(), max_batch=4)
+    assert math.isinf(v.latency_ms(1))
+
+
+# --- meets --------------------------------------------------------------------------------------------
+
+
+def test_meets_checks_tail_latency_and_accuracy() -> None:
+    v = variant("v", accuracy=0.9, latencies=((1, 5.0, 9.0),))
+    assert meets(v, Requirements(), 1)
+    assert meets(v, Requirements(latency_ms=9.0, min_accuracy=0.9), 1)  # both bounds inclusive
+    assert not meets(v, Requirements(latency_ms=8.0), 1)  # p50 5 fits, p99 9 does not
+    assert not meets(v, Requirements(min_accuracy=0.91), 1)
+
+
+def test_meets_depends_on_the_row_count() -> None:
+    v = variant("v", latencies=((1, 1.0, 2.0), (4, 3.0, 4.0)), max_batch=4)
+    req = Requirements(latency_ms=10.0)
+    assert meets(v, req, 8)  # 2 × 4 ms
+    assert not meets(v, req, 12)  # 3 × 4 ms = 12 ms
+
+
+# --- active variants ----------------------------------------------------------------------------------
+
+
+def test_active_instance_preferred_over_faster_inactive_variant() -> None:
+    slow = variant("slow", latencies=((1, 8.0, 10.0),))
+    fast = variant("fast", latencies=((1, 0.5, 1.0),), load_ms=1.0)
+    snap = snapshot([slow, fast], instances=(InstanceView("w1", "slow", "active"),))
+
+    decision = get_variant(Requirements(latency_ms=20.0), 1, [slow, fast], snap)
+
+    assert decision.action == "active"
+    assert decision.variant.id == "slow"
+    assert decision.worker is None
+
+
+def test_fastest_active_variant_at_the_query_row_count() -> None:
+    # a is faster for one row, b is faster for eight.
+    a = variant("a", latencies=((1, 0.5, 1.0), (8, 15.0, 20.0)))
+    b = variant("b", latencies=((1, 2.0, 3.0), (8, 8.0, 10.0)))
+    snap = snapshot(
+        [a, b],
+        instances=(InstanceView("w1", "a", "active"), InstanceView("w1", "b", "active")),
+    )
+    assert get_variant(Requirements(), 1, [a, b], snap).variant.id == "a"
+    assert get_variant(Requirements(), 8, [a, b], snap).variant.id == "b"
+
+
+def test_active_variant_that_misses_requirements_is_not_chosen() -> None:
+    inaccurate = variant("inaccurate", accuracy=0.7, latencies=((1, 0.5, 1.0),))
+    accurate = variant("accurate", accuracy=0.95, latencies=((1, 4.0, 5.0),))
+    snap = snapshot(
+        [inaccurate, accurate],
+        instances=(InstanceView("w1", "inaccurate", "active"), InstanceView("w1", "accurate", "active")),
+    )
+    decision = get_variant(Requirements(min_accuracy=0.9), 1, [inaccurate, accurate], snap)
+    assert decision.action == "active"
+    assert decision.variant.id == "accurate"
+
+
+def test_active_instance_of_variant_not_in_candidates_is_ignored() -> None:
+    other = variant("other", latencies=((1, 0.1, 0.2),))
+    mine = variant("mine", latencies=((1, 1.0, 2.0),))
+    snap = snapshot([other, mine], instances=(InstanceView("w1", "other", "active"),))
+    decision = get_variant(Requirements(), 1, [mine], snap)
+    assert decision.action == "load"
+    assert decision.variant.id == "mine"
+
+
+@pytest.mark.parametrize("state", ["inactive", "loading", "overloaded", "interfered", "failed"])
+def test_unusable_instances_are_never_treated_as_active(state: InstanceState) -> None:
+    # `busy` is the fastest, but its only instance is unusable; `cold` has no instance at all.
+    busy = variant("busy", latencies=((1, 0.1, 0.2),), load_ms=1.0)
+    cold = variant("cold", latencies=((1, 4.0, 5.0),), load_ms=50.0)
+    snap = snapshot([busy, cold], instances=(InstanceView("w1", "busy", state),))
+
+    decision = get_variant(Requirements(), 1, [busy, cold], snap)
+
+    assert decision.action == "load"
+    # A variant with an instance somewhere is not cold: the truly cold one is loaded instead.
+    assert decision.variant.id == "cold"
+
+
+@pytest.mark.parametrize("state", ["loading", "overloaded", "interfered", "failed"])
+def test_only_variant_with_unusable_instance_is_loaded_again(state: InstanceState) -> None:
+    only = variant("only", latencies=((1, 1.0, 2.0),))
+    snap = snapshot(
+        [only],
+        instances=(InstanceView("w1", "only", state),),
+        workers=(worker("w1", utilization=0.9), worker("w2", utilization=0.1)),
+    )
+    decision = get_variant(Requirements(), 1, [only], snap)
+    assert decision.action == "load"
+    assert decision.variant.id == "only"
+    assert decision.worker is not None and decision.worker.id == "w2"
+
+
+# --- cold variants ------------------------------------------------------------------------------------
+
+
+def test_cold_variant_with_lowest_load_plus_latency_is_loaded() -> None:
+    x = variant("x", load_ms=50.0, latencies=((1, 5.0, 10.0),))  # 60
+    y = variant("y", load_ms=20.0, latencies=((1, 20.0, 30.0),))  # 50 <- best
+    z = variant("z", load_ms=5.0, latencies=((1, 90.0, 100.0),))  # 105
+    decision = get_variant(Requirements(), 1, [x, y, z], snapshot([x, y, z]))
+    assert decision.action == "load"
+    assert decision.variant.id == "y"
+    assert decision.worker is not None and decision.worker.id == "w1"
+
+
+def test_cold_ranking_uses_latency_at_the_query_rows() -> None:
+    # At 1 row: a = 10 + 1 = 11, b = 12 + 2 = 14. At 8 rows: a = 10 + 40 = 50, b = 12 + 8 = 20.
+    a = variant("a", load_ms=10.0, latencies=((1, 0.5, 1.0), (8, 30.0, 40.0)))
+    b = variant("b", load_ms=12.0, latencies=((1, 1.0, 2.0), (8, 6.0, 8.0)))
+    snap = snapshot([a, b])
+    assert get_variant(Requirements(), 1, [a, b], snap).variant.id == "a"
+    assert get_variant(Requirements(), 8, [a, b], snap).variant.id == "b"
+
+
+def test_cold_load_goes_to_least_utilized_worker_with_room() -> None:
+    v = variant("v", peak_memory_bytes=1000)
+    workers = (
+        worker("busy", utilization=0.5, memory_bytes=10_000),
+        worker("full", utilization=0.0, memory_bytes=2000, memory_used_bytes=1500),  # 500 free < 1000
+        worker("gpu", hardware="gpu", utilization=0.0, memory_bytes=10_000),  # wrong hardware
+        worker("ok", utilization=0.3, memory_bytes=10_000, memory_used_bytes=9000),  # exactly 1000 free
+    )
+    decision = get_variant(Requirements(), 1, [v], snapshot([v], workers=workers))
+    assert decision.action == "load"
+    assert decision.worker is not None and decision.worker.id == "ok"
+
+
+def test_least_utilized_worker_ties_break_on_memory_used_then_id() -> None:
+    v = variant("v", peak_memory_bytes=1)
+    a = worker("a", utilization=0.2, memory_used_bytes=500)
+    b = worker("b", utilization=0.2, memory_used_bytes=100)
+    c = worker("c", utilization=0.2, memory_used_bytes=100)
+    chosen = least_utilized_worker(v, [a, c, b])
+    assert chosen is not None and chosen.id == "b"
+
+
+def test_least_utilized_worker_none_when_nothing_fits() -> None:
+    v = variant("v", peak_memory_bytes=1001)
+    assert least_utilized_worker(v, [worker("w", memory_bytes=1000)]) is None
+    assert least_utilized_worker(v, []) is None
+
+
+def test_no_worker_of_the_hardware_kind_is_unavailable() -> None:
+    v = variant("v", hardware="gpu")
+    with pytest.raises(Unavailable) as info:
+        get_variant(Requirements(), 1, [v], snapshot([v], workers=(worker("c1", hardware="cpu"),)))
+    assert info.value.status == 503
+    assert info.value.details["hardware"] == ["gpu"]
+
+
+def test_no_worker_with_enough_memory_is_unavailable() -> None:
+    v = variant("v", peak_memory_bytes=2 * GiB)
+    with pytest.raises(Unavailable):
+        get_variant(Requirements(), 1, [v], snapshot([v], workers=(worker("w", memory_bytes=GiB),)))
+
+
+def test_next_best_cold_variant_used_when_best_has_no_worker() -> None:
+    gpu = variant("gpu", hardware="gpu", load_ms=1.0, latencies=((1, 0.1, 0.2),))  # best: 1.2
+    cpu = variant("cpu", hardware="cpu", load_ms=50.0, latencies=((1, 4.0, 5.0),))  # 55
+    decision = get_variant(Requirements(), 1, [gpu, cpu], snapshot([gpu, cpu]))
+    assert decision.variant.id == "cpu"
+    assert decision.worker is not None and decision.worker.hardware == "cpu"
+
+
+# --- requirements nobody meets ------------------------------------------------------------------------
+
+
+def test_requirements_unmet_names_the_closest_achievable() -> None:
+    a = variant("a", accuracy=0.95, latencies=((1, 40.0, 50.0),))
+    b = variant("b", accuracy=0.80, latencies=((1, 4.0, 5.0),))
+    c = variant("c", accuracy=0.90, latencies=((1, 15.0, 20.0),))
+    with pytest.raises(RequirementsUnmet) as info:
+        get_variant(Requirements(latency_ms=10.0, min_accuracy=0.9), 1, [a, b, c], snapshot([a, b, c]))
+    err = info.value
+    assert err.status == 422
+    assert err.code == "requirements_unmet"
+    assert err.details["closest"] == {
+        # only b is fast enough (5 ms <= 10 ms)
+        "max_accuracy_within_latency": 0.8,
+        "variant_for_accuracy": "b",
+        # a and c are accurate enough; c is the faster one (20 ms)
+        "min_latency_ms_at_accuracy": 20.0,
+        "variant_for_latency": "c",
+        "best_accuracy": 0.95,
+        "best_latency_ms": 5.0,
+    }
+
+
+def test_requirements_unmet_with_nothing_fast_enough() -> None:
+    a = variant("a", accuracy=0.95, latencies=((1, 40.0, 50.0),))
+    b = variant("b", accuracy=0.80, latencies=((1, 4.0, 5.0),))
+    with pytest.raises(RequirementsUnmet) as info:
+        get_variant(Requirements(latency_ms=1.0), 1, [a, b], snapshot([a, b]))
+    closest = info.value.details["closest"]
+    assert closest["max_accuracy_within_latency"] is None
+    assert closest["variant_for_accuracy"] is None
+    # No accuracy constraint: every variant is accurate enough; the fastest is b at 5 ms.
+    assert closest["min_latency_ms_at_accuracy"] == 5.0
+    assert closest["variant_for_latency"] == "b"
+
+
+def test_requirements_unmet_uses_latency_at_the_query_rows() -> None:
+    v = variant("v", accuracy=0.9, latencies=((1, 1.0, 2.0), (4, 3.0, 4.0)), max_batch=4)
+    with pytest.raises(RequirementsUnmet) as info:
+        get_variant(Requirements(latency_ms=10.0), 10, [v], snapshot([v]))  # 3 × 4 ms = 12 ms
+    assert info.value.details["closest"]["best_latency_ms"] == 12.0
+
+
+def test_requirements_unmet_with_unprofiled_latency_reports_none() -> None:
+    v = variant("v", accuracy=0.5, latencies=(), max_batch=1)
+    with pytest.raises(RequirementsUnmet) as info:
+        get_variant(Requirements(latency_ms=10.0), 1, [v], snapshot([v]))
+    closest = info.value.details["closest"]
+    assert closest["best_latency_ms"] is None  # infinite latency is not reported as a number
+    assert closest["min_latency_ms_at_accuracy"] is None
+    assert closest["best_accuracy"] == 0.5
+
+
+def test_empty_candidate_list_is_requirements_unmet() -> None:
+    with pytest.raises(RequirementsUnmet) as info:
+        get_variant(Requirements(), 1, [], snapshot([]))
+    assert info.value.status == 422
+    assert info.value.details["closest"] is None

@@ -1,0 +1,129 @@
+"""The gateway's TTL cache, driven by a fake clock."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from gateway.cache import TTLCache
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Loader:
+    """Counts calls and returns `<key>#<call number>`, or raises when told to."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.fail = False
+
+    def __call__(self, key: str) -> Callable[[], Awaitable[str]]:
+        async def load() -> str:
+            self.calls.append(key)
+            if self.fail:
+                raise RuntimeError("registry down")
+            return f"{key}#{len(self.calls)}"
+
+        return load
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def loader() -> Loader:
+    return Loader()
+
+
+async def test_hit_within_ttl_does_not_call_the_loader(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    assert await cache.get("k", loader("k")) == "k#1"
+    clock.now += 9.99
+    assert await cache.get("k", loader("k")) == "k#1"
+    assert loader.calls == ["k"]
+
+
+async def test_expiry_reloads(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    await cache.get("k", loader("k"))
+    clock.now += 10.0  # an entry lives strictly less than ttl_s
+    assert await cache.get("k", loader("k")) == "k#2"
+    clock.now += 5.0  # the reloaded value gets a fresh ttl
+    assert await cache.get("k", loader("k")) == "k#2"
+    assert loader.calls == ["k", "k"]
+
+
+async def test_keys_are_independent(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    assert await cache.get("a", loader("a")) == "a#1"
+    assert await cache.get("b", loader("b")) == "b#2"
+    assert await cache.get("a", loader("a")) == "a#1"
+    assert loader.calls == ["a", "b"]
+
+
+async def test_max_entries_evicts_the_least_recently_inserted(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(100.0, max_entries=2, clock=clock)
+    await cache.get("a", loader("a"))
+    await cache.get("b", loader("b"))
+    await cache.get("a", loader("a"))  # a hit does not refresh the insertion order
+    await cache.get("c", loader("c"))  # evicts a
+    assert loader.calls == ["a", "b", "c"]
+    # b and c are still cached (checked before a, whose reload would evict again).
+    assert await cache.get("b", loader("b")) == "b#2"
+    assert await cache.get("c", loader("c")) == "c#3"
+    assert loader.calls == ["a", "b", "c"]
+    assert await cache.get("a", loader("a")) == "a#4"
+    assert loader.calls == ["a", "b", "c", "a"]
+
+
+async def test_reloading_an_expired_key_counts_as_a_new_insertion(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, max_entries=2, clock=clock)
+    await cache.get("a", loader("a"))  # t = 0
+    clock.now += 5.0
+    await cache.get("b", loader("b"))  # t = 5
+    clock.now += 6.0
+    await cache.get("a", loader("a"))  # t = 11: a expired, reloaded, now the newest
+    await cache.get("c", loader("c"))  # evicts b, the least recently inserted
+    assert loader.calls == ["a", "b", "a", "c"]
+    assert await cache.get("a", loader("a")) == "a#3"
+    assert loader.calls == ["a", "b", "a", "c"]
+    assert await cache.get("b", loader("b")) == "b#5"
+
+
+async def test_drop_forces_a_reload(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    await cache.get("k", loader("k"))
+    cache.drop("k")
+    assert await cache.get("k", loader("k")) == "k#2"
+    cache.drop("never-seen")  # dropping an absent key is fine
+
+
+async def test_failing_loader_does_not_poison_the_cache(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    loader.fail = True
+    with pytest.raises(RuntimeError, match="registry down"):
+        await cache.get("k", loader("k"))
+    loader.fail = False
+    assert await cache.get("k", loader("k")) == "k#2"  # retried, not a cached failure
+    assert await cache.get("k", loader("k")) == "k#2"
+    assert loader.calls == ["k", "k"]
+
+
+async def test_failing_reload_after_expiry_retries_next_time(clock: Clock, loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    await cache.get("k", loader("k"))
+    clock.now += 11.0
+    loader.fail = True
+    with pytest.raises(RuntimeError):
+        await cache.get("k", loader("k"))
+    loader.fail = False
+    assert await cache.get("k", loader("k")) == "k#3"
