@@ -135,7 +135,9 @@ def coerce_batch(raw: Any, spec: TensorSpec, *, max_rows: int) -> np.ndarray:
     return check_array(array, spec, max_rows=max_rows)
 
 
-_KIND_OK: dict[str, str] = {"f": "fiub", "i": "iub", "u": "ub", "b": "b"}
+# Which source kinds may become which target kinds (JSON integers arrive as int64, so unsigned targets
+# accept signed sources; the value range is checked separately).
+_KIND_OK: dict[str, str] = {"f": "fiub", "i": "iub", "u": "iub", "b": "b"}
 
 
 def check_array(array: np.ndarray, spec: TensorSpec, *, max_rows: int) -> np.ndarray:
@@ -167,8 +169,24 @@ def check_array(array: np.ndarray, spec: TensorSpec, *, max_rows: int) -> np.nda
         raise InvalidInput(
             f"a query carries 1 to {max_rows} rows; got {array.shape[0]}", input=spec.name, max_rows=max_rows
         )
-    if want.kind == "f" and array.dtype.kind == "f" and not np.isfinite(array).all():
-        raise InvalidInput(f"input {spec.name!r} holds NaN or infinite values", input=spec.name)
+    if want.kind in "iu" and array.dtype.kind in "iu":
+        info = np.iinfo(want)
+        if int(array.min()) < info.min or int(array.max()) > info.max:
+            raise InvalidInput(
+                f"input {spec.name!r} holds values outside the range of {spec.dtype}",
+                input=spec.name,
+                min=info.min,
+                max=info.max,
+            )
+    if want.kind == "f":
+        # Cast first: a float64 that is finite can overflow float32/float16 into inf.
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.ascontiguousarray(array, dtype=want)
+        if not np.isfinite(out).all():
+            raise InvalidInput(
+                f"input {spec.name!r} holds NaN, infinite or out-of-range values", input=spec.name
+            )
+        return out
     return np.ascontiguousarray(array, dtype=want)
 
 

@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from infaas.errors import InfaasError
+from infaas.http_metrics import RequestMetrics
 
 log = logging.getLogger("infaas")
 
@@ -28,7 +29,8 @@ def error_response(status: int, code: str, message: str, **details: object) -> R
 
 
 def install_common(app: FastAPI, *, service: str) -> None:
-    """Error handlers, health and metrics routes for one service."""
+    """Error handlers, health and metrics routes, and request metrics for one service."""
+    app.add_middleware(RequestMetrics, service=service)
 
     @app.exception_handler(InfaasError)
     async def _infaas_error(_request: Request, exc: InfaasError) -> Response:

@@ -7,7 +7,9 @@ frame decodes into NumPy views over the received buffer.
 
 from __future__ import annotations
 
+import math
 import struct
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +19,7 @@ import orjson
 from infaas.errors import BadRequest
 
 _LEN = struct.Struct(">I")
+_LITTLE = sys.byteorder == "little"
 _ALLOWED_DTYPES = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 )
@@ -28,6 +31,8 @@ def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -
     chunks = []
     for name, array in tensors.items():
         contiguous = np.ascontiguousarray(array)
+        if contiguous.dtype.byteorder == ">" or (contiguous.dtype.byteorder == "=" and not _LITTLE):
+            contiguous = contiguous.astype(contiguous.dtype.newbyteorder("<"))  # frames are little-endian
         specs.append({"name": name, "dtype": contiguous.dtype.name, "shape": list(contiguous.shape)})
         chunks.append(contiguous.tobytes())
     head = orjson.dumps({**header, "tensors": specs})
@@ -51,19 +56,32 @@ def decode_frame(frame: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     tensors: dict[str, np.ndarray] = {}
     offset = start
     view = memoryview(frame)
-    for spec in header.pop("tensors", []):
-        dtype_name = spec.get("dtype")
-        if dtype_name not in _ALLOWED_DTYPES:
-            raise BadRequest(f"unsupported dtype {dtype_name!r} in frame")
-        dtype = np.dtype(dtype_name)
-        shape = tuple(int(d) for d in spec["shape"])
-        if any(d < 0 for d in shape):
-            raise BadRequest("negative dimension in frame")
-        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    specs = header.pop("tensors", [])
+    if not isinstance(specs, list):
+        raise BadRequest("frame 'tensors' must be a list")
+    for spec in specs:
+        name, dtype, shape = _check_spec(spec)
+        size = math.prod(shape) * dtype.itemsize  # exact integers: no int64 overflow to hide a shape
         if offset + size > len(frame):
             raise BadRequest("frame shorter than its tensors")
-        tensors[str(spec["name"])] = np.frombuffer(view[offset : offset + size], dtype=dtype).reshape(shape)
+        tensors[name] = np.frombuffer(view[offset : offset + size], dtype=dtype).reshape(shape)
         offset += size
     if offset != len(frame):
         raise BadRequest("trailing bytes after the frame's tensors")
     return header, tensors
+
+
+def _check_spec(spec: Any) -> tuple[str, np.dtype[Any], tuple[int, ...]]:
+    if not isinstance(spec, dict):
+        raise BadRequest("each frame tensor must be an object")
+    name, dtype_name, shape = spec.get("name"), spec.get("dtype"), spec.get("shape")
+    if not isinstance(name, str):
+        raise BadRequest("frame tensor without a name")
+    if dtype_name not in _ALLOWED_DTYPES:
+        raise BadRequest(f"unsupported dtype {dtype_name!r} in frame")
+    if not isinstance(shape, list) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise BadRequest("frame tensor shape must be a list of non-negative integers")
+    # Little-endian on the wire, whatever the host.
+    return name, np.dtype(dtype_name).newbyteorder("<"), tuple(shape)

@@ -163,9 +163,8 @@ def test_corrupt_model_is_rejected_and_leaves_no_row_and_no_artifact(
     assert artifact_files(running) == before
 
 
-def test_every_service_exposes_metrics_and_the_gateway_one_openapi(
-    running: RunningSuite, shop: dict[str, str]
-) -> None:
+@pytest.mark.usefixtures("shop")  # queries have run, so the scheduler has decisions to count
+def test_every_service_exposes_metrics_and_the_gateway_one_openapi(running: RunningSuite) -> None:
     import httpx
 
     settings = running.settings
@@ -175,6 +174,10 @@ def test_every_service_exposes_metrics_and_the_gateway_one_openapi(
         assert "infaas_" in response.text or "python_info" in response.text, service
     scheduler = httpx.get(f"http://127.0.0.1:{settings.scheduler_port}/metrics").text
     assert 'infaas_scheduler_decisions_total{action="active"}' in scheduler
+    gateway = httpx.get(f"{running.url}/metrics").text
+    assert (
+        'infaas_gateway_http_requests_total{code="200",method="POST",route="/v1/apps/{app}/infer"}' in gateway
+    )
     spec = httpx.get(f"{running.url}/openapi.json").json()
     for path in (
         "/v1/apps",

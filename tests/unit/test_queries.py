@@ -1,0 +1,250 @@
+"""The gateway's hot path: JSON body → validated tensors → binary frame for the scheduler."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+
+from gateway.queries import app_frame, model_frame, parse_body, tensors_for
+from infaas.errors import BadRequest, InvalidInput
+from infaas.schemas import AppInternal, ModelInternal
+from infaas.tensors import Signature, TensorSpec
+from infaas.wire import decode_frame
+
+
+def sig_json(*inputs: tuple[str, str, list[int | None]]) -> dict[str, Any]:
+    return Signature(
+        inputs=tuple(TensorSpec(n, d, tuple(s)) for n, d, s in inputs),
+        outputs=(TensorSpec("y", "float32", (None, 3)),),
+    ).to_json()
+
+
+def model(name: str, signature: dict[str, Any], *, status: str = "ready", mid: int = 1) -> ModelInternal:
+    return ModelInternal(
+        id=mid,
+        name=name,
+        app="shop",
+        format="onnx",
+        status=status,  # type: ignore[arg-type]
+        artifact_digest="a" * 64,
+        validation_digest="b" * 64,
+        signature=signature,
+    )
+
+
+def app(
+    models: list[ModelInternal], *, latency: float | None = 50.0, accuracy: float | None = 0.9
+) -> AppInternal:
+    return AppInternal(
+        name="shop",
+        default_latency_ms=latency,
+        default_min_accuracy=accuracy,
+        slo_policy="best_effort",
+        models=models,
+    )
+
+
+X4 = sig_json(("x", "float32", [None, 4]))
+X8 = sig_json(("x", "float32", [None, 8]))
+X2 = sig_json(("x", "float32", [None, 2]))
+SIG_X4 = Signature.from_json(X4)
+TWO_INPUTS = Signature.from_json(sig_json(("a", "float32", [None, 2]), ("b", "int64", [None, 1])))
+
+
+# --- parse_body ---------------------------------------------------------------------------------------
+
+
+def test_parse_body_accepts_a_query() -> None:
+    body = orjson.dumps({"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8})
+    assert parse_body(body) == {"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8}
+
+
+@pytest.mark.parametrize("accuracy", [0, 0.0, 1, 1.0, None])
+def test_parse_body_accuracy_bounds_are_inclusive(accuracy: float | None) -> None:
+    assert parse_body(orjson.dumps({"inputs": [], "min_accuracy": accuracy}))["min_accuracy"] == accuracy
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"", b'{"inputs": [1,', b"\xff\xfe"])
+def test_parse_body_invalid_json_is_bad_request(body: bytes) -> None:
+    with pytest.raises(BadRequest) as info:
+        parse_body(body)
+    assert info.value.status == 400
+    assert type(info.value) is BadRequest
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ([[1, 2, 3, 4]], None),  # not an object
+        ("inputs", None),
+        (None, None),
+        ({"inputs": [], "model": "m"}, None),  # unknown field
+        ({"latency_ms": 10}, None),  # missing inputs
+        ({"inputs": [], "latency_ms": 0}, "latency_ms"),
+        ({"inputs": [], "latency_ms": -5}, "latency_ms"),
+        ({"inputs": [], "latency_ms": "10"}, "latency_ms"),
+        ({"inputs": [], "latency_ms": True}, "latency_ms"),
+        ({"inputs": [], "min_accuracy": 1.01}, "min_accuracy"),
+        ({"inputs": [], "min_accuracy": -0.1}, "min_accuracy"),
+        ({"inputs": [], "min_accuracy": True}, "min_accuracy"),
+        ({"inputs": [], "min_accuracy": "0.9"}, "min_accuracy"),
+    ],
+)
+def test_parse_body_refuses_bad_content_with_422(data: Any, field: str | None) -> None:
+    with pytest.raises(InvalidInput) as info:
+        parse_body(orjson.dumps(data))
+    assert info.value.status == 422
+    assert info.value.details.get("field") == field
+
+
+def test_parse_body_unknown_fields_lists_the_allowed_ones() -> None:
+    with pytest.raises(InvalidInput, match="extra") as info:
+        parse_body(orjson.dumps({"inputs": [], "extra": 1}))
+    assert info.value.details["allowed"] == ["inputs", "latency_ms", "min_accuracy"]
+
+
+# --- tensors_for --------------------------------------------------------------------------------------
+
+
+def test_tensors_for_single_input_list_form() -> None:
+    arrays = tensors_for(SIG_X4, [[1, 2, 3, 4], [5, 6, 7, 8]], max_rows=8)
+    assert list(arrays) == ["x"]
+    assert arrays["x"].dtype == np.float32
+    np.testing.assert_array_equal(arrays["x"], [[1, 2, 3, 4], [5, 6, 7, 8]])
+
+
+def test_tensors_for_single_input_dict_form() -> None:
+    arrays = tensors_for(SIG_X4, {"x": [[1, 2, 3, 4]]}, max_rows=8)
+    np.testing.assert_array_equal(arrays["x"], [[1, 2, 3, 4]])
+
+
+def test_tensors_for_several_inputs() -> None:
+    arrays = tensors_for(TWO_INPUTS, {"b": [[7], [8]], "a": [[0.5, 1], [2, 3]]}, max_rows=8)
+    assert list(arrays) == ["a", "b"]  # in signature order
+    assert arrays["a"].dtype == np.float32
+    assert arrays["b"].dtype == np.int64
+    np.testing.assert_array_equal(arrays["b"], [[7], [8]])
+
+
+@pytest.mark.parametrize(
+    ("raw", "missing", "unexpected"),
+    [
+        ({"a": [[1, 2]]}, ["b"], []),
+        ({"a": [[1, 2]], "b": [[1]], "c": [[1]]}, [], ["c"]),
+        ({"x": [[1, 2]]}, ["a", "b"], ["x"]),
+    ],
+)
+def test_tensors_for_dict_names_must_match(
+    raw: dict[str, Any], missing: list[str], unexpected: list[str]
+) -> None:
+    with pytest.raises(InvalidInput) as info:
+        tensors_for(TWO_INPUTS, raw, max_rows=8)
+    assert info.value.status == 422
+    assert info.value.details == {"expected": ["a", "b"], "missing": missing, "unexpected": unexpected}
+
+
+def test_tensors_for_list_form_needs_a_single_input_model() -> None:
+    with pytest.raises(InvalidInput) as info:
+        tensors_for(TWO_INPUTS, [[1, 2]], max_rows=8)
+    assert info.value.details["expected"] == ["a", "b"]
+
+
+def test_tensors_for_inputs_must_carry_the_same_rows() -> None:
+    with pytest.raises(InvalidInput, match="same number of rows"):
+        tensors_for(TWO_INPUTS, {"a": [[1, 2], [3, 4]], "b": [[1]]}, max_rows=8)
+
+
+def test_tensors_for_names_the_failing_input() -> None:
+    with pytest.raises(InvalidInput) as info:
+        tensors_for(TWO_INPUTS, {"a": [[1, 2]], "b": [[1.5]]}, max_rows=8)
+    assert info.value.details["input"] == "b"
+
+
+def test_tensors_for_enforces_max_rows() -> None:
+    with pytest.raises(InvalidInput) as info:
+        tensors_for(SIG_X4, [[0, 0, 0, 0]] * 3, max_rows=2)
+    assert info.value.details["max_rows"] == 2
+
+
+# --- model_frame / app_frame --------------------------------------------------------------------------
+
+
+def test_model_frame_header_and_arrays() -> None:
+    frame = model_frame(model("clf", X4), {"inputs": [[1, 2, 3, 4]], "latency_ms": 15}, max_rows=8)
+    header, tensors = decode_frame(frame)
+    assert header == {
+        "kind": "model",
+        "target": "clf",
+        "signature": "x:float32:4",
+        "latency_ms": 15,
+        "min_accuracy": None,
+    }
+    np.testing.assert_array_equal(tensors["x"], np.array([[1, 2, 3, 4]], dtype=np.float32))
+    assert tensors["x"].dtype == np.float32
+
+
+def test_app_frame_picks_the_matching_signature_and_applies_defaults() -> None:
+    shop = app([model("small", X4, mid=1), model("wide", X8, mid=2)], latency=50.0, accuracy=0.9)
+    rows = [list(range(8)), list(range(8, 16))]
+    header, tensors = decode_frame(app_frame(shop, {"inputs": rows}, max_rows=8))
+    assert header == {
+        "kind": "app",
+        "target": "shop",
+        "signature": "x:float32:8",
+        "latency_ms": 50.0,
+        "min_accuracy": 0.9,
+    }
+    assert tensors["x"].shape == (2, 8)
+    np.testing.assert_array_equal(tensors["x"], np.arange(16, dtype=np.float32).reshape(2, 8))
+
+
+def test_app_frame_query_values_override_defaults_even_zero() -> None:
+    shop = app([model("small", X4)], latency=50.0, accuracy=0.9)
+    data = {"inputs": [[1, 2, 3, 4]], "latency_ms": 5, "min_accuracy": 0}
+    header, _ = decode_frame(app_frame(shop, data, max_rows=8))
+    assert header["latency_ms"] == 5
+    assert header["min_accuracy"] == 0  # an explicit 0 is not "no value"
+
+
+def test_app_frame_without_defaults_sends_none() -> None:
+    shop = app([model("small", X4)], latency=None, accuracy=None)
+    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8))
+    assert header["latency_ms"] is None
+    assert header["min_accuracy"] is None
+
+
+def test_app_frame_ignores_failed_models() -> None:
+    shop = app([model("small", X4, mid=1), model("broken", X2, status="failed", mid=2)])
+    with pytest.raises(InvalidInput) as info:
+        app_frame(shop, {"inputs": [[1, 2]]}, max_rows=8)
+    # The only live signature takes 4 columns: that is the mismatch reported.
+    assert info.value.details["expected_shape"] == [None, 4]
+    assert info.value.details["got_shape"] == [1, 2]
+
+
+def test_app_frame_raises_the_first_mismatch_when_none_match() -> None:
+    shop = app([model("small", X4, mid=1), model("wide", X8, mid=2)])
+    with pytest.raises(InvalidInput) as info:
+        app_frame(shop, {"inputs": [[1, 2, 3]]}, max_rows=8)
+    assert info.value.details["expected_shape"] == [None, 4]  # from the first model, not the second
+
+
+def test_app_frame_same_signature_twice_is_fine() -> None:
+    shop = app([model("a", X4, mid=1), model("b", X4, mid=2)])
+    header, tensors = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8))
+    assert header["signature"] == "x:float32:4"
+    assert tensors["x"].shape == (1, 4)
+
+
+@pytest.mark.parametrize(
+    "models",
+    [[], [model("broken", X4, status="failed")]],
+    ids=["no-models", "only-failed"],
+)
+def test_app_frame_without_a_usable_model(models: list[ModelInternal]) -> None:
+    with pytest.raises(InvalidInput) as info:
+        app_frame(app(models), {"inputs": [[1, 2, 3, 4]]}, max_rows=8)
+    assert info.value.details == {"app": "shop"}
