@@ -18,10 +18,11 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    TypeDecorator,
     create_engine,
     event,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
 
@@ -29,8 +30,23 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps stored as UTC and always read back timezone-aware (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:  # noqa: ARG002
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime: use infaas.db.utcnow()")
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:  # noqa: ARG002
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime}
 
 
 class AppRow(Base):
@@ -41,7 +57,7 @@ class AppRow(Base):
     default_latency_ms: Mapped[float | None] = mapped_column(Float)
     default_min_accuracy: Mapped[float | None] = mapped_column(Float)
     slo_policy: Mapped[str] = mapped_column(String(16), default="best_effort")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ApiKeyRow(Base):
@@ -52,7 +68,7 @@ class ApiKeyRow(Base):
     role: Mapped[str] = mapped_column(String(16))  # "admin" | "app"
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(16))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ModelRow(Base):
@@ -70,8 +86,8 @@ class ModelRow(Base):
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     signature: Mapped[dict[str, Any]] = mapped_column(JSON)
     validation_rows: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
 
 
 class VariantRow(Base):
@@ -93,7 +109,7 @@ class VariantRow(Base):
     latency: Mapped[list[Any] | None] = mapped_column(JSON)
     saturation_qps: Mapped[float | None] = mapped_column(Float)
     peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
-    profiled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    profiled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class WorkerRow(Base):
@@ -104,8 +120,8 @@ class WorkerRow(Base):
     url: Mapped[str] = mapped_column(String(256))
     cores: Mapped[int] = mapped_column(Integer)
     memory_bytes: Mapped[int] = mapped_column(BigInteger)
-    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    registered_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 def make_engine(url: str) -> Engine:

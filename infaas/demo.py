@@ -29,7 +29,9 @@ class DemoQuery:
 QUERIES = (
     DemoQuery("loose: 20 ms, accuracy ≥ 0.90", 20.0, 0.90),
     DemoQuery("accurate: 20 ms, accuracy ≥ 0.99", 20.0, 0.99),
-    DemoQuery("fast and fairly accurate: 0.1 ms, ≥ 0.95", 0.1, 0.95),
+    # 0.1 ms leaves out the CNN by its profiled model latency; the serving path adds ~1 ms on top,
+    # which the answer reports honestly as a missed SLO.
+    DemoQuery("fast: 0.1 ms, accuracy ≥ 0.95", 0.1, 0.95),
     DemoQuery("impossible: 0.001 ms, accuracy ≥ 0.999", 0.001, 0.999),
 )
 
@@ -97,9 +99,16 @@ def wait_profiled(api: Api, names: list[str], console: Console, timeout_s: float
             time.sleep(0.5)
 
 
+def _short(variant_id: str) -> str:
+    """`digits-cnn.onnxruntime-basic-fp32-cpu-b16-t2` → `digits-cnn b16 t2` for narrow terminals."""
+    model, _, rest = variant_id.partition(".")
+    parts = rest.split("-")
+    return f"{model} {parts[-2]} {parts[-1]}" if len(parts) >= 2 else variant_id
+
+
 def show_variants(api: Api, names: list[str], console: Console) -> None:
-    table = Table(title="profiled variants (fastest first)")
-    for col in ("variant", "accuracy", "p50 @1 (ms)", "p99 @1 (ms)", "max QPS", "load (ms)"):
+    table = Table(title="profiled variants (ONNX Runtime, CPU, fp32; fastest first)")
+    for col in ("variant (max batch, threads)", "accuracy", "p50@1 ms", "p99@1 ms", "rows/s", "load ms"):
         table.add_column(col)
     for name in names:
         for v in api.call("GET", f"/v1/models/{name}/variants").json():
@@ -107,11 +116,11 @@ def show_variants(api: Api, names: list[str], console: Console) -> None:
                 continue
             first = v["latency"][0]
             table.add_row(
-                v["id"],
+                _short(v["id"]),
                 f"{v['accuracy']:.3f}",
                 f"{first['p50_ms']:.3f}",
                 f"{first['p99_ms']:.3f}",
-                f"{v['saturation_qps']:.0f}",
+                f"{v['saturation_qps']:,.0f}",
                 f"{v['load_ms']:.1f}",
             )
     console.print(table)
@@ -120,42 +129,43 @@ def show_variants(api: Api, names: list[str], console: Console) -> None:
 def run_queries(api: Api, validation: Path, console: Console) -> list[dict[str, Any]]:
     with np.load(validation) as data:
         x, y = data["x"][:4], data["y"][:4]
-    table = Table(title=f"model-less queries to app {APP!r} (4 validation rows, labels {y.tolist()})")
-    for col in ("requirements", "status", "chosen variant", "predictions", "total ms", "slo_met", "why"):
+    table = Table(title=f"model-less queries to app {APP!r}: 4 validation rows, true labels {y.tolist()}")
+    for col in ("#", "requirements", "answer", "predicted", "1st ms", "2nd ms", "SLO met"):
         table.add_column(col)
     answers = []
-    for q in QUERIES:
-        body: dict[str, Any] = {
-            "inputs": x.tolist(),
-            "latency_ms": q.latency_ms,
-            "min_accuracy": q.min_accuracy,
-        }
+    reasons = []
+    for i, q in enumerate(QUERIES, 1):
+        body = {"inputs": x.tolist(), "latency_ms": q.latency_ms, "min_accuracy": q.min_accuracy}
+        # Twice: the first may pay for loading an instance (a cold start), the second shows it warm.
+        first = api.call("POST", f"/v1/apps/{APP}/infer", json=body)
         response = api.call("POST", f"/v1/apps/{APP}/infer", json=body)
         data = response.json()
         answers.append(data)
-        if response.status_code == 200:
+        if response.status_code == 200 and first.status_code == 200:
             preds = np.asarray(data["outputs"]["probabilities"]).argmax(axis=1).tolist()
             table.add_row(
+                str(i),
                 q.label,
-                "200",
-                data["variant"],
+                _short(data["variant"]),
                 str(preds),
+                f"{first.json()['latency_ms']['total']:.2f}",
                 f"{data['latency_ms']['total']:.2f}",
                 str(data["slo_met"]),
-                data["reason"],
             )
+            reasons.append(f"{i}. {first.json()['variant']}: {first.json()['reason']}")
         else:
             err = data["error"]
-            table.add_row(
-                q.label,
-                str(response.status_code),
-                "—",
-                "—",
-                "—",
-                "—",
-                f"{err['message']}; closest: {err.get('closest')}",
+            table.add_row(str(i), q.label, f"{response.status_code} {err['code']}", "—", "—", "—", "—")
+            closest = err.get("closest") or {}
+            reasons.append(
+                f"{i}. {err['message']}. Closest achievable: accuracy "
+                f"{closest.get('best_accuracy')}, latency {closest.get('best_latency_ms')} ms"
             )
     console.print(table)
+    for line in reasons:
+        console.print(line, highlight=False)
+    chosen = {a["variant"] for a in answers if "variant" in a}
+    console.print(f"[bold]{len(chosen)} different variants answered {len(answers)} queries.")
     return answers
 
 

@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 import onnx
 import redis
+from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -368,9 +369,9 @@ def delete_model(
     variant_rows = repo.variants(session, row.id)
     digests = {row.artifact_digest, row.validation_digest, *(v.artifact_digest for v in variant_rows)}
     vids = [v.id for v in variant_rows]
-    for v in variant_rows:
-        session.delete(v)
-    session.delete(row)
+    # Explicit statements, children first: the ORM has no relationship to order the two deletes.
+    session.execute(delete(VariantRow).where(VariantRow.model_id == row.id))
+    session.execute(delete(ModelRow).where(ModelRow.id == row.id))
     session.commit()
     store.remove_variants(r, model=name, app=app.name if app else "", vids=vids)
     for digest in digests:

@@ -202,3 +202,47 @@ def test_onnx_checker_model_is_really_invalid() -> None:
 
     with pytest.raises(onnx.checker.ValidationError):
         onnx.checker.check_model(onnx.load_model_from_string(_bad_checker_model()), full_check=True)
+
+
+def test_delete_model_removes_rows_store_entries_and_artifacts(
+    registry: TestClient,
+    small_model: DemoModel,
+    settings: Settings,
+    db_session: Session,
+    redis_client: redis.Redis,
+) -> None:
+    from infaas import store
+    from infaas.schemas import VariantReport
+
+    make_app(registry)
+    files = upload(small_model.onnx_path.read_bytes(), small_model.validation_path.read_bytes())
+    assert registry.post("/v1/models", headers=app_headers("a1"), **files).status_code == 202
+    model = db_session.scalars(select(ModelRow)).one()
+    report = VariantReport(
+        id="m1.v",
+        runtime="onnxruntime",
+        optimization="basic",
+        precision="fp32",
+        hardware="cpu",
+        max_batch=1,
+        threads=1,
+        artifact_digest=model.artifact_digest,
+        status="ready",
+        accuracy=0.9,
+        load_ms=1.0,
+        latency=[{"batch": 1, "p50_ms": 0.1, "p99_ms": 0.2}],
+        saturation_qps=10.0,
+        peak_memory_bytes=1000,
+    )
+    put = registry.put(f"/internal/models/{model.id}/variants", json=[report.model_dump(mode="json")])
+    assert put.status_code == 204
+    assert registry.get("/v1/models/m1", headers=ADMIN).json()["status"] == "ready"
+    assert store.model_variants_by(redis_client, "m1", "latency") == ["m1.v"]
+    assert len(artifact_files(settings)) == 2  # the model and its validation set
+
+    assert registry.delete("/v1/models/m1", headers=app_headers("a2")).status_code == 403
+    assert registry.delete("/v1/models/m1", headers=app_headers("a1")).status_code == 204
+    assert registry.get("/v1/models/m1", headers=ADMIN).status_code == 404
+    assert store.model_variants_by(redis_client, "m1", "latency") == []
+    assert not redis_client.exists(store.variant_key("m1.v"))
+    assert artifact_files(settings) == []
