@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import httpx
-from fastapi import APIRouter, File, Form, Header, Request, Response, UploadFile
+from fastapi import APIRouter, File, Form, Header, Query, Request, Response, UploadFile
 
 from gateway import queries
 from gateway.state import GatewayState
@@ -16,12 +16,14 @@ from infaas.schemas import (
     App,
     AppCreate,
     AppCreated,
+    HardwareKind,
     InferRequest,
     InferResponse,
     Model,
     ModelAccepted,
     Principal,
     Variant,
+    VariantFilter,
     Worker,
 )
 from infaas.web import request_id
@@ -122,10 +124,29 @@ async def get_model(name: str, request: Request, authorization: AuthHeader = Non
 
 
 @router.get("/models/{name}/variants", response_model=list[Variant], responses=_ERRORS)
-async def list_variants(name: str, request: Request, authorization: AuthHeader = None) -> Response:
-    """The model's variants with their profiles, fastest first."""
+async def list_variants(
+    name: str, request: Request, q: Annotated[VariantFilter, Query()], authorization: AuthHeader = None
+) -> Response:
+    """The model's variants with their profiles: filter by hardware, status, precision, accuracy,
+    latency at a batch size and cost; sort by latency (at `batch`), accuracy, cost, throughput,
+    memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection)."""
     principal = await _state(request).auth.principal(authorization)
-    return await _forward(request, principal, "GET", f"/v1/models/{name}/variants")
+    params = q.model_dump(exclude_defaults=True)
+    return await _forward(request, principal, "GET", f"/v1/models/{name}/variants", params=params)
+
+
+@router.post("/models/{name}/profile", status_code=202, response_model=Model, responses=_ERRORS)
+async def reprofile(name: str, request: Request, authorization: AuthHeader = None) -> Response:
+    """Profile the model again (e.g. after hardware was added); 409 while a profile is running."""
+    principal = await _state(request).auth.principal(authorization)
+    return await _forward(request, principal, "POST", f"/v1/models/{name}/profile")
+
+
+@router.get("/hardware", response_model=list[HardwareKind], responses=_ERRORS)
+async def hardware(request: Request, authorization: AuthHeader = None) -> Response:
+    """Hardware kinds: which are available here, and why the others are not."""
+    principal = await _state(request).auth.principal(authorization)
+    return await _forward(request, principal, "GET", "/v1/hardware")
 
 
 @router.delete("/models/{name}", status_code=204, responses=_ERRORS)

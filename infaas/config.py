@@ -14,6 +14,8 @@ from pathlib import Path
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from infaas.costs import PriceTable
+
 SERVICES: tuple[str, ...] = ("gateway", "registry", "scheduler", "executor", "planner", "profiler")
 
 
@@ -94,6 +96,21 @@ class Settings(BaseSettings):
     profile_min_iterations: int = 30
     """At least this many timed runs per point, whatever the time."""
 
+    price_cpu_vcpu_hour: float = 0.048
+    """$ per vCPU-hour (default: AWS m5.large on-demand, us-east-1)."""
+
+    price_gpu_hour: float = 0.526
+    """$ per GPU-hour (default: AWS g4dn.xlarge, one T4, on-demand, us-east-1)."""
+
+    price_neuron_core_hour: float = 0.057
+    """$ per NeuronCore-hour (default: AWS inf1.xlarge $0.228/h over 4 NeuronCores)."""
+
+    profile_interference_max: int = 4
+    """Profile the latency of 1…min(this, cores) concurrent requests (the SERF interference profile)."""
+
+    calibration_rows: int = 200
+    """Validation rows used to calibrate int8 static quantization."""
+
     worker_memory_bytes: int = 0
     """Memory the executor offers to instances; 0 means what the machine has."""
 
@@ -113,6 +130,14 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.var_dir / 'infaas.db').resolve()}"
+
+    @property
+    def prices(self) -> PriceTable:
+        return PriceTable(
+            cpu_vcpu_hour=self.price_cpu_vcpu_hour,
+            gpu_hour=self.price_gpu_hour,
+            neuron_core_hour=self.price_neuron_core_hour,
+        )
 
     @property
     def resolved_artifact_dir(self) -> Path:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -21,6 +22,7 @@ from sqlalchemy import (
     TypeDecorator,
     create_engine,
     event,
+    false,
 )
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
@@ -82,6 +84,7 @@ class ModelRow(Base):
     status: Mapped[str] = mapped_column(String(16), default="registered")
     status_reason: Mapped[str | None] = mapped_column(Text)
     artifact_digest: Mapped[str] = mapped_column(String(64))
+    onnx_digest: Mapped[str | None] = mapped_column(String(64))
     validation_digest: Mapped[str] = mapped_column(String(64))
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     signature: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -96,6 +99,7 @@ class VariantRow(Base):
     id: Mapped[str] = mapped_column(String(160), primary_key=True)
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
     runtime: Mapped[str] = mapped_column(String(32))
+    provider: Mapped[str] = mapped_column(String(48), server_default="CPUExecutionProvider")
     optimization: Mapped[str] = mapped_column(String(32))
     precision: Mapped[str] = mapped_column(String(16))
     hardware: Mapped[str] = mapped_column(String(16))
@@ -109,6 +113,10 @@ class VariantRow(Base):
     latency: Mapped[list[Any] | None] = mapped_column(JSON)
     saturation_qps: Mapped[float | None] = mapped_column(Float)
     peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    interference: Mapped[list[Any] | None] = mapped_column(JSON)
+    cost_per_s: Mapped[float | None] = mapped_column(Float)
+    cost_per_query: Mapped[float | None] = mapped_column(Float)
+    dominated: Mapped[bool] = mapped_column(Boolean, server_default=false())
     profiled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 

@@ -89,10 +89,19 @@ class LatencyPoint(BaseModel):
     p99_ms: float
 
 
+class ConcurrencyPoint(BaseModel):
+    concurrency: int
+    p50_ms: float
+    p99_ms: float
+    qps: float
+
+
 class Variant(BaseModel):
     id: str
     model: str
     runtime: str
+    provider: str
+    artifact_digest: str = Field(description="The exact bytes that were profiled (model repository).")
     optimization: str
     precision: str
     hardware: str
@@ -105,7 +114,42 @@ class Variant(BaseModel):
     latency: list[LatencyPoint] | None
     saturation_qps: float | None
     peak_memory_bytes: int | None
+    interference: list[ConcurrencyPoint] | None = Field(
+        None, description="Latency of 1…c concurrent batch-1 requests on one instance."
+    )
+    cost_per_s: float | None = Field(None, description="$ per second the instance's resources cost.")
+    cost_per_query: float | None = Field(None, description="$ per row at saturation throughput.")
+    dominated: bool = Field(
+        False,
+        description="Another variant is at least as good on every axis; kept, but skipped by selection.",
+    )
     profiled_at: datetime | None
+
+
+class VariantFilter(BaseModel):
+    """Query parameters of `GET /v1/models/{name}/variants`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hardware: str | None = Field(None, description="Only this hardware kind (cpu, cuda, neuron).")
+    status: Literal["pending", "profiling", "ready", "failed"] | None = None
+    precision: str | None = Field(None, description="fp32, fp16, int8-dynamic, int8-static.")
+    min_accuracy: float | None = Field(None, ge=0, le=1)
+    max_latency_ms: float | None = Field(None, gt=0, description="p50 at `batch` at most this.")
+    max_cost_per_query: float | None = Field(None, ge=0)
+    include_dominated: bool = True
+    batch: int = Field(1, ge=1, le=4096, description="Batch size the latency filter and sort use.")
+    sort: Literal["latency", "accuracy", "cost", "throughput", "memory", "load"] = "latency"
+    descending: bool = False
+
+
+class HardwareKind(BaseModel):
+    kind: str
+    available: bool = Field(description="A worker or profiler that really has this hardware is live.")
+    reason: str | None = Field(None, description="Why it is unavailable.")
+    workers: int = Field(0, description="Live executors of this kind.")
+    profilers: int = Field(0, description="Live profiler workers consuming this kind's queue.")
+    price_per_hour: float = Field(description="$/h of one unit (vCPU, GPU or NeuronCore) in the price table.")
 
 
 class Worker(BaseModel):
@@ -149,6 +193,7 @@ class ModelInternal(BaseModel):
     format: str
     status: ModelStatus
     artifact_digest: str
+    onnx_digest: str | None = None
     validation_digest: str
     signature: dict[str, Any]
 
@@ -173,6 +218,7 @@ class VariantReport(Strict):
 
     id: str
     runtime: str
+    provider: str = "CPUExecutionProvider"
     optimization: str
     precision: str
     hardware: str
@@ -186,6 +232,9 @@ class VariantReport(Strict):
     latency: list[LatencyPoint] | None = None
     saturation_qps: float | None = None
     peak_memory_bytes: int | None = None
+    interference: list[ConcurrencyPoint] | None = None
+    cost_per_s: float | None = None
+    cost_per_query: float | None = None
 
 
 class InferRequest(BaseModel):

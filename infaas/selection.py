@@ -79,6 +79,9 @@ def get_variant(
     satisfying = [v for v in pool if meets(v, req, rows)]
     if not satisfying:
         raise _unmet(req, rows, pool)
+    # Dominated variants lose to another on every profiled axis; they stay only as a fallback for the
+    # rare query whose batch size makes the dominating one miss the latency bound.
+    satisfying = [v for v in satisfying if not v.dominated] or satisfying
 
     by_variant: dict[str, list[InstanceView]] = {}
     for inst in snapshot.instances:

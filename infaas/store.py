@@ -9,6 +9,8 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 | `app:{app}:variants` | set | variant ids of an app's models | registry |
 | `model:{model}:by_latency` | zset | vid → p50 ms at batch 1 | registry |
 | `model:{model}:by_accuracy` | zset | vid → accuracy | registry |
+| `model:{model}:by_cost` | zset | vid → $ per query at saturation | registry |
+| `profiler:{name}` | hash | hardware kinds a live profiler worker serves (TTL) | profiler |
 | `workers` | zset | worker id → last heartbeat (unix s) | executor |
 | `worker:{wid}` | hash | hardware, url, cores, memory, utilization (TTL) | executor |
 | `instances:{wid}` | hash | vid → JSON `{state, pending}` (TTL) | executor |
@@ -34,6 +36,7 @@ VARIANTS = P + "variants"
 WORKERS = P + "workers"
 INVALIDATE = P + "invalidate"
 STREAM_GROUP = "executors"
+INDEXES = ("latency", "accuracy", "cost")
 
 
 def text(value: Any) -> str:
@@ -82,6 +85,7 @@ def publish_variants(r: redis.Redis, profiles: Iterable[VariantProfile], *, noti
         pipe.sadd(app_variants_key(v.app), v.id)
         pipe.zadd(model_index_key(v.model, "latency"), {v.id: v.latency_ms(1, tail=False)})
         pipe.zadd(model_index_key(v.model, "accuracy"), {v.id: v.accuracy})
+        pipe.zadd(model_index_key(v.model, "cost"), {v.id: v.cost_per_query})
         count += 1
     if count:
         pipe.execute()
@@ -90,16 +94,22 @@ def publish_variants(r: redis.Redis, profiles: Iterable[VariantProfile], *, noti
     return count
 
 
-def remove_variants(r: redis.Redis, *, model: str, app: str, vids: Iterable[str]) -> None:
-    ids = list(vids)
+def unpublish_variants(r: redis.Redis, *, model: str, app: str, vids: Iterable[str]) -> None:
+    """Take variants out of selection (being re-profiled, or their model deleted)."""
     pipe = r.pipeline(transaction=True)
-    for vid in ids:
+    for vid in vids:
         pipe.delete(variant_key(vid))
         pipe.srem(VARIANTS, vid)
         pipe.srem(app_variants_key(app), vid)
-    pipe.delete(model_index_key(model, "latency"), model_index_key(model, "accuracy"))
+        for by in INDEXES:
+            pipe.zrem(model_index_key(model, by), vid)
     pipe.execute()
     r.publish(INVALIDATE, "variants")
+
+
+def remove_variants(r: redis.Redis, *, model: str, app: str, vids: Iterable[str]) -> None:
+    unpublish_variants(r, model=model, app=app, vids=vids)
+    r.delete(*(model_index_key(model, by) for by in INDEXES))
 
 
 def model_variants_by(r: redis.Redis, model: str, by: str) -> list[str]:
@@ -205,3 +215,39 @@ async def forget_worker(r: aioredis.Redis, wid: str) -> None:
     await r.delete(worker_key(wid), instances_key(wid))
     await r.zrem(WORKERS, wid)
     await r.publish(INVALIDATE, "instances")
+
+
+# --- profiler workers (synchronous) ----------------------------------------------------------------
+
+PROFILERS = P + "profilers"
+
+
+def profiler_key(name: str) -> str:
+    return f"{P}profiler:{name}"
+
+
+def announce_profiler(
+    r: redis.Redis, *, name: str, kinds: list[str], unavailable: dict[str, str], now: float, ttl_s: float
+) -> None:
+    """A profiler worker says which hardware queues it serves (and why it lacks the others)."""
+    pipe = r.pipeline(transaction=True)
+    pipe.hset(
+        profiler_key(name), mapping={"kinds": orjson.dumps(kinds), "unavailable": orjson.dumps(unavailable)}
+    )
+    pipe.pexpire(profiler_key(name), int(ttl_s * 1000))
+    pipe.zadd(PROFILERS, {name: now})
+    pipe.execute()
+
+
+def live_profilers(r: redis.Redis, *, now: float, ttl_s: float) -> dict[str, dict[str, Any]]:
+    """Profiler workers heard from within `ttl_s`: name → {kinds, unavailable}."""
+    names = [text(n) for n in r.zrangebyscore(PROFILERS, now - ttl_s, "+inf")]
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        info: Any = r.hgetall(profiler_key(name))
+        if info:
+            out[name] = {
+                "kinds": orjson.loads(info[b"kinds"]),
+                "unavailable": orjson.loads(info[b"unavailable"]),
+            }
+    return out

@@ -8,6 +8,9 @@ from __future__ import annotations
 from celery import Celery
 
 PROFILE_MODEL = "infaas.profile_model"
+PROFILE_VARIANTS = "infaas.profile_variants"
+PROFILER_TTL_S = 15.0
+"""A profiler worker not heard from for this long no longer counts as having its hardware."""
 
 
 def profile_queue(hardware: str) -> str:

@@ -42,6 +42,9 @@ class VariantProfile:
     latencies: tuple[BatchLatency, ...]
     saturation_qps: float
     peak_memory_bytes: int
+    provider: str = "CPUExecutionProvider"
+    cost_per_query: float = 0.0
+    dominated: bool = False
 
     def latency_ms(self, rows: int, *, tail: bool = True) -> float:
         """Expected latency of a query of `rows` rows: the measured point at the next batch size up,

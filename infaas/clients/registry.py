@@ -38,6 +38,10 @@ class RegistryClient:
     def set_status(self, model_id: int, status: StatusUpdate) -> None:
         self._send("POST", f"/internal/models/{model_id}/status", json=status.model_dump())
 
+    def variants(self, model_id: int) -> list[VariantReport]:
+        response = self._send("GET", f"/internal/models/{model_id}/variants")
+        return [VariantReport.model_validate(v) for v in response.json()]
+
     def report_variants(self, model_id: int, reports: Sequence[VariantReport]) -> None:
         self._send(
             "PUT", f"/internal/models/{model_id}/variants", json=[r.model_dump(mode="json") for r in reports]

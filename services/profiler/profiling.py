@@ -8,15 +8,26 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import psutil
 
-from infaas.runtimes import Runtime, make_runtime
+from infaas.runtimes import Runtime
 from infaas.variants import BatchLatency
+
+
+@dataclass(frozen=True)
+class ConcurrencyPoint:
+    """Latency of batch-1 requests when `concurrency` of them run at once on one instance (SERF)."""
+
+    concurrency: int
+    p50_ms: float
+    p99_ms: float
+    qps: float
 
 
 @dataclass(frozen=True)
@@ -26,6 +37,7 @@ class SessionMeasurement:
     accuracy: float
     latencies: tuple[BatchLatency, ...]
     peak_memory_bytes: int
+    interference: tuple[ConcurrencyPoint, ...] = ()
 
 
 def batch_sizes_up_to(largest: int) -> list[int]:
@@ -37,19 +49,18 @@ def batch_sizes_up_to(largest: int) -> list[int]:
 
 
 def measure_session(
-    path: Path,
+    factory: Callable[[], Runtime],
     *,
-    runtime: str,
-    hardware: str,
-    optimization: str,
     threads: int,
+    artifact_bytes: int,
     inputs: dict[str, np.ndarray],
     labels: np.ndarray,
     largest_batch: int,
     seconds_per_point: float,
     min_iterations: int,
+    max_concurrency: int = 1,
 ) -> SessionMeasurement:
-    """Profile one session configuration on this machine."""
+    """Profile one session configuration on this machine; `factory` builds an unloaded runtime."""
     process = psutil.Process()
     gc.collect()
     rss_before = process.memory_info().rss
@@ -59,9 +70,7 @@ def measure_session(
     for _ in range(3):
         if model is not None:
             model.unload()
-        model = make_runtime(
-            path, runtime=runtime, hardware=hardware, threads=threads, optimization=optimization
-        )
+        model = factory()
         start = time.perf_counter()
         model.load()
         load_times.append((time.perf_counter() - start) * 1000)
@@ -74,15 +83,49 @@ def measure_session(
             sample = {name: _rows(x, batch) for name, x in inputs.items()}
             latencies.append(time_batch(model, sample, batch, seconds_per_point, min_iterations))
             peak = max(peak, process.memory_info().rss)
+        one = {name: _rows(x, 1) for name, x in inputs.items()}
+        interference = tuple(
+            measure_concurrency(model, one, c, seconds_per_point) for c in range(1, max_concurrency + 1)
+        )
     finally:
         model.unload()
-    model_bytes = path.stat().st_size
     return SessionMeasurement(
         threads=threads,
         load_ms=float(np.median(load_times)),
         accuracy=accuracy,
         latencies=tuple(latencies),
-        peak_memory_bytes=max(peak - rss_before, model_bytes),
+        interference=interference,
+        peak_memory_bytes=max(peak - rss_before, artifact_bytes),
+    )
+
+
+def measure_concurrency(
+    model: Runtime, sample: dict[str, np.ndarray], concurrency: int, seconds: float
+) -> ConcurrencyPoint:
+    """Run `concurrency` request loops at once for `seconds`; requests interfere through shared cores,
+    caches and memory bandwidth, which is what SERF's queueing model needs measured."""
+    times: list[list[float]] = [[] for _ in range(concurrency)]
+    stop = time.perf_counter() + seconds
+
+    def loop(out: list[float]) -> None:
+        while time.perf_counter() < stop or len(out) < 5:
+            start = time.perf_counter()
+            model.run(sample)
+            out.append((time.perf_counter() - start) * 1000)
+
+    started = time.perf_counter()
+    workers = [threading.Thread(target=loop, args=(t,)) for t in times]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - started
+    flat = np.asarray([x for t in times for x in t])
+    return ConcurrencyPoint(
+        concurrency=concurrency,
+        p50_ms=round(float(np.percentile(flat, 50)), 4),
+        p99_ms=round(float(np.percentile(flat, 99)), 4),
+        qps=round(len(flat) / elapsed, 1),
     )
 
 

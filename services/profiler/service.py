@@ -1,46 +1,82 @@
-"""Variant generation and profiling of one model (the Celery task is a thin wrapper over this)."""
+"""Variant generation and profiling of one model (the Celery tasks are thin wrappers over this).
+
+`profile_model` runs on a CPU profiler: it generates every candidate form of the model with the
+registered generators, adds the max-batch and thread dimensions, reports all variants as pending,
+measures the CPU ones here, and hands each other hardware kind to a profiler that really has it
+(`profile.<kind>` queue). Kinds nobody has stay pending with the reason.
+"""
 
 from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import numpy as np
 
 from infaas.artifacts import ArtifactStore
 from infaas.clients.registry import RegistryClient
 from infaas.config import Settings
+from infaas.costs import cost_per_query
 from infaas.hardware import usable_cores
-from infaas.schemas import LatencyPoint, StatusUpdate, VariantReport
+from infaas.runtimes import Runtime, make_runtime
+from infaas.schemas import ConcurrencyPoint, LatencyPoint, ModelInternal, StatusUpdate, VariantReport
 from infaas.tensors import Signature
 from infaas.variants import variant_id
+from services.profiler.generators import Candidate, SourceModel, registered_generators
 from services.profiler.profiling import SessionMeasurement, measure_session, saturation_qps
 
 log = logging.getLogger("infaas.profiler")
 
-RUNTIME = "onnxruntime"
-OPTIMIZATION = "basic"
-PRECISION = "fp32"
+PROVIDER_TAG = {
+    "CPUExecutionProvider": "cpu",
+    "CUDAExecutionProvider": "cuda",
+    "TensorrtExecutionProvider": "trt",
+    "torch-cpu": "cpu",
+    "torch-cuda": "cuda",
+    "neuron": "neuron",
+}
+
+Dispatch = Callable[[int, str], None]
+"""Send `profile_variants(model_id, hardware)` to the queue of that hardware kind."""
 
 
-def cpu_variants(model: str, digest: str, settings: Settings, cores: int) -> list[VariantReport]:
-    """The ONNX Runtime CPU variant space: max batch × intra-op threads (capped at the cores)."""
-    threads = sorted({min(t, cores) for t in settings.profile_threads})
+def load_validation(
+    model: ModelInternal, artifacts: ArtifactStore
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    signature = Signature.from_json(model.signature)
+    with np.load(io.BytesIO(artifacts.get(model.validation_digest)), allow_pickle=False) as npz:
+        labels = npz["y"]
+        names = ["x"] if len(signature.inputs) == 1 else [s.name for s in signature.inputs]
+        inputs = {s.name: npz[n].astype(s.dtype) for n, s in zip(names, signature.inputs, strict=True)}
+    return inputs, labels
+
+
+def expand(
+    model: str, candidate: Candidate, digest: str, settings: Settings, cores: int
+) -> list[VariantReport]:
+    """The max-batch × threads dimensions of one candidate (threads only matter on the CPU)."""
+    threads = (
+        sorted({min(t, cores) for t in settings.profile_threads}) if candidate.hardware == "cpu" else [1]
+    )
+    tag = PROVIDER_TAG.get(candidate.provider, candidate.hardware)
     return [
         VariantReport(
             id=variant_id(
                 model,
-                runtime=RUNTIME,
-                optimization=OPTIMIZATION,
-                precision=PRECISION,
-                hardware="cpu",
+                runtime=candidate.runtime,
+                optimization=candidate.optimization,
+                precision=candidate.precision,
+                hardware=tag,
                 max_batch=b,
                 threads=t,
             ),
-            runtime=RUNTIME,
-            optimization=OPTIMIZATION,
-            precision=PRECISION,
-            hardware="cpu",
+            runtime=candidate.runtime,
+            provider=candidate.provider,
+            optimization=candidate.optimization,
+            precision=candidate.precision,
+            hardware=candidate.hardware,
             max_batch=b,
             threads=t,
             artifact_digest=digest,
@@ -51,65 +87,190 @@ def cpu_variants(model: str, digest: str, settings: Settings, cores: int) -> lis
     ]
 
 
+def generate(
+    model: ModelInternal,
+    artifacts: ArtifactStore,
+    settings: Settings,
+    inputs: dict[str, np.ndarray],
+) -> tuple[list[VariantReport], list[str]]:
+    """Every variant the registered generators make; generator failures are returned as notes."""
+    signature = Signature.from_json(model.signature)
+    calibration = {n: a[: settings.calibration_rows] for n, a in inputs.items()}
+    onnx_path = artifacts.path(model.onnx_digest) if model.onnx_digest else None
+    ts_path = artifacts.path(model.artifact_digest) if model.format == "torchscript" else None
+    source = SourceModel(
+        name=model.name,
+        signature=signature,
+        onnx_path=onnx_path,
+        torchscript_path=ts_path,
+        calibration=calibration,
+    )
+    cores = usable_cores()
+    reports: list[VariantReport] = []
+    notes: list[str] = []
+    for generator in registered_generators():
+        if not generator.applies(source):
+            continue
+        reason = generator.unavailable_reason()
+        if reason:
+            notes.append(f"{generator.name}: {reason}")
+            continue
+        try:
+            candidates = generator.generate(source)
+        except Exception as exc:  # one generator failing (e.g. an op int8 cannot quantize) is a note
+            log.exception("generator %s failed on %s", generator.name, model.name)
+            notes.append(f"{generator.name} failed: {str(exc)[:200]}")
+            continue
+        for candidate in candidates:
+            reports += expand(model.name, candidate, artifacts.put(candidate.data), settings, cores)
+    return reports, notes
+
+
 def profile_model(
-    model_id: int, *, registry: RegistryClient, artifacts: ArtifactStore, settings: Settings
+    model_id: int,
+    *,
+    registry: RegistryClient,
+    artifacts: ArtifactStore,
+    settings: Settings,
+    live_kinds: Callable[[], set[str]],
+    dispatch: Dispatch,
 ) -> list[VariantReport]:
-    """Generate the model's variants, measure them on this worker, and report each group as it lands."""
+    """Generate, report, measure the CPU variants here, and hand the rest to their hardware."""
     model = registry.model(model_id)
     registry.set_status(model_id, StatusUpdate(status="profiling"))
-    variants = cpu_variants(model.name, model.artifact_digest, settings, usable_cores())
-    registry.report_variants(model_id, variants)
+    inputs, labels = load_validation(model, artifacts)
+    reports, notes = generate(model, artifacts, settings, inputs)
+    if not reports:
+        registry.set_status(model_id, StatusUpdate(status="failed", reason="; ".join(notes) or "no variant"))
+        return []
+    live = live_kinds()
+    parked = []
+    for r in reports:
+        if r.hardware != "cpu" and r.hardware not in live:
+            parked.append(
+                r.model_copy(
+                    update={"status_reason": f"no profiler worker with {r.hardware} hardware is running"}
+                )
+            )
+        else:
+            parked.append(r)
+    registry.report_variants(model_id, parked)
+    done = measure(
+        model,
+        [r for r in parked if r.hardware == "cpu"],
+        registry=registry,
+        artifacts=artifacts,
+        settings=settings,
+        inputs=inputs,
+        labels=labels,
+    )
+    for kind in sorted({r.hardware for r in parked if r.hardware != "cpu" and r.hardware in live}):
+        dispatch(model_id, kind)
+    return done + [r for r in parked if r.hardware != "cpu"]
 
+
+def profile_variants(
+    model_id: int, hardware: str, *, registry: RegistryClient, artifacts: ArtifactStore, settings: Settings
+) -> list[VariantReport]:
+    """Measure a model's variants of one hardware kind on a worker that has it."""
+    model = registry.model(model_id)
+    variants = [v for v in registry.variants(model_id) if v.hardware == hardware]
+    inputs, labels = load_validation(model, artifacts)
+    return measure(
+        model,
+        variants,
+        registry=registry,
+        artifacts=artifacts,
+        settings=settings,
+        inputs=inputs,
+        labels=labels,
+    )
+
+
+def measure(
+    model: ModelInternal,
+    variants: Iterable[VariantReport],
+    *,
+    registry: RegistryClient,
+    artifacts: ArtifactStore,
+    settings: Settings,
+    inputs: dict[str, np.ndarray],
+    labels: np.ndarray,
+) -> list[VariantReport]:
+    """Measure each session configuration once; its variants differ only by max batch."""
     signature = Signature.from_json(model.signature)
-    try:
-        with np.load(io.BytesIO(artifacts.get(model.validation_digest)), allow_pickle=False) as npz:
-            labels = npz["y"]
-            names = ["x"] if len(signature.inputs) == 1 else [s.name for s in signature.inputs]
-            inputs = {s.name: npz[n].astype(s.dtype) for n, s in zip(names, signature.inputs, strict=True)}
-        path = artifacts.path(model.artifact_digest)
-    except Exception as exc:  # the registry checked these; a failure here is storage trouble
-        reason = f"cannot read artifacts: {exc}"[:300]
-        failed = [v.model_copy(update={"status": "failed", "status_reason": reason}) for v in variants]
-        registry.report_variants(model_id, failed)
-        return failed
-
+    groups: dict[tuple[str, str, str, str, str, int], list[VariantReport]] = {}
+    for v in variants:
+        key = (v.artifact_digest, v.runtime, v.provider, v.optimization, v.precision, v.threads)
+        groups.setdefault(key, []).append(v)
     done: list[VariantReport] = []
-    for threads in sorted({v.threads for v in variants}):
-        group = [v for v in variants if v.threads == threads]
-        registry.report_variants(model_id, [v.model_copy(update={"status": "profiling"}) for v in group])
+    for (digest, runtime, provider, optimization, precision, threads), group in groups.items():
+        registry.report_variants(model.id, [v.model_copy(update={"status": "profiling"}) for v in group])
+        hardware = group[0].hardware
         try:
+            path = artifacts.path(digest)
+
+            def factory(
+                path: Path = path,
+                runtime: str = runtime,
+                provider: str = provider,
+                optimization: str = optimization,
+                precision: str = precision,
+                threads: int = threads,
+                hardware: str = hardware,
+            ) -> Runtime:
+                return make_runtime(
+                    path,
+                    runtime=runtime,
+                    hardware=hardware,
+                    threads=threads,
+                    optimization=optimization,
+                    provider=provider,
+                    precision=precision,
+                    input_names=[s.name for s in signature.inputs],
+                    output_names=[s.name for s in signature.outputs],
+                )
+
             measured = measure_session(
-                path,
-                runtime=RUNTIME,
-                hardware="cpu",
-                optimization=OPTIMIZATION,
+                factory,
                 threads=threads,
+                artifact_bytes=path.stat().st_size,
                 inputs=inputs,
                 labels=labels,
                 largest_batch=max(v.max_batch for v in group),
                 seconds_per_point=settings.profile_seconds_per_point,
                 min_iterations=settings.profile_min_iterations,
+                max_concurrency=max(1, min(settings.profile_interference_max, usable_cores())),
             )
-            reports = [_profiled(v, measured) for v in group]
+            reports = [_profiled(v, measured, settings) for v in group]
         except Exception as exc:  # one bad configuration must not sink the other variants
-            log.exception("profiling %s with %d threads failed", model.name, threads)
+            log.exception("profiling %s (%s, %s threads) failed", model.name, provider, threads)
             reports = [
                 v.model_copy(update={"status": "failed", "status_reason": str(exc)[:300]}) for v in group
             ]
-        registry.report_variants(model_id, reports)
+        registry.report_variants(model.id, reports)
         done.extend(reports)
     return done
 
 
-def _profiled(v: VariantReport, m: SessionMeasurement) -> VariantReport:
+def _profiled(v: VariantReport, m: SessionMeasurement, settings: Settings) -> VariantReport:
     points = tuple(p for p in m.latencies if p.batch <= v.max_batch)
+    qps = round(saturation_qps(points, v.max_batch), 1)
+    per_s = settings.prices.per_second(v.hardware, v.threads)
     return v.model_copy(
         update={
             "status": "ready",
+            "status_reason": None,
             "accuracy": round(m.accuracy, 6),
             "load_ms": round(m.load_ms, 3),
             "latency": [LatencyPoint(batch=p.batch, p50_ms=p.p50_ms, p99_ms=p.p99_ms) for p in points],
-            "saturation_qps": round(saturation_qps(points, v.max_batch), 1),
+            "saturation_qps": qps,
             "peak_memory_bytes": m.peak_memory_bytes,
+            "interference": [
+                ConcurrencyPoint(concurrency=c.concurrency, p50_ms=c.p50_ms, p99_ms=c.p99_ms, qps=c.qps)
+                for c in m.interference
+            ],
+            "cost_per_s": per_s,
+            "cost_per_query": cost_per_query(per_s, qps),
         }
     )

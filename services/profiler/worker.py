@@ -1,26 +1,32 @@
 """The profiler's Celery worker (`infaas serve profiler --queue profile.cpu`).
 
-Tasks are thin wrappers over `service.profile_model`. The worker runs tasks in its main process, one at
-a time (solo pool): concurrent profiling on the same cores would corrupt the measurements, and it lets
-the worker serve `/metrics` for what it did.
+Tasks are thin wrappers over `service`. The worker runs tasks in its main process, one at a time
+(solo pool): concurrent profiling on the same cores would corrupt the measurements, and it lets the
+worker serve `/metrics` for what it did. It announces the hardware queues it serves in Redis, so the
+system can tell which hardware kinds have a profiler (and why the others do not).
 """
 
 from __future__ import annotations
 
 import logging
+import socket
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+import redis
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutting_down
 from prometheus_client import Counter, Histogram, start_http_server
 
+from infaas import store
 from infaas.artifacts import LocalArtifactStore
 from infaas.clients.registry import RegistryClient
 from infaas.config import Settings
 from infaas.hardware import detect_hardware
-from infaas.schemas import StatusUpdate
-from infaas.tasks import PROFILE_MODEL, make_celery, profile_queue
+from infaas.schemas import StatusUpdate, VariantReport
+from infaas.tasks import PROFILE_MODEL, PROFILE_VARIANTS, PROFILER_TTL_S, make_celery, profile_queue
 from services.profiler import service
 
 log = logging.getLogger("infaas.profiler")
@@ -29,43 +35,69 @@ PROFILED = Counter("infaas_profiler_models_total", "Models profiled, by outcome"
 PROFILE_SECONDS = Histogram(
     "infaas_profiler_model_duration_seconds",
     "Time to profile one model",
+    ["hardware"],
     buckets=(1, 2, 5, 10, 20, 40, 80, 160, 320),
 )
 
 
 def create_worker_app(settings: Settings) -> Celery:
     celery = make_celery(settings.require_redis())
+    r = redis.Redis.from_url(settings.require_redis())
 
-    @celery.task(name=PROFILE_MODEL, max_retries=0)  # type: ignore[untyped-decorator]
-    def profile_model_task(model_id: int) -> int:
+    def live_kinds() -> set[str]:
+        profilers = store.live_profilers(r, now=time.time(), ttl_s=PROFILER_TTL_S)
+        return {k for p in profilers.values() for k in p["kinds"]}
+
+    def dispatch(model_id: int, hardware: str) -> None:
+        celery.send_task(PROFILE_VARIANTS, args=[model_id, hardware], queue=profile_queue(hardware))
+
+    def run(model_id: int, hardware: str, work: Callable[[RegistryClient], list[VariantReport]]) -> int:
         registry = RegistryClient(settings.service_url("registry"))
         start = time.perf_counter()
         try:
-            reports = service.profile_model(
-                model_id,
-                registry=registry,
-                artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
-                settings=settings,
-            )
+            reports = work(registry)
             ready = sum(r.status == "ready" for r in reports)
             PROFILED.labels("ready" if ready else "failed").inc()
             return ready
         except Exception as exc:
             PROFILED.labels("error").inc()
-            log.exception("profiling model %s failed", model_id)
+            log.exception("profiling model %s on %s failed", model_id, hardware)
             try:
                 registry.set_status(model_id, StatusUpdate(status="failed", reason=str(exc)[:300]))
             except Exception:
                 log.exception("could not report the failure of model %s", model_id)
             raise
         finally:
-            PROFILE_SECONDS.observe(time.perf_counter() - start)
+            PROFILE_SECONDS.labels(hardware).observe(time.perf_counter() - start)
             registry.close()
 
-    def serve_metrics(**_kwargs: Any) -> None:
-        start_http_server(settings.profiler_metrics_port, addr=settings.host)
+    artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
 
-    worker_ready.connect(serve_metrics, weak=False)
+    @celery.task(name=PROFILE_MODEL, max_retries=0)  # type: ignore[untyped-decorator]
+    def profile_model_task(model_id: int) -> int:
+        return run(
+            model_id,
+            "cpu",
+            lambda registry: service.profile_model(
+                model_id,
+                registry=registry,
+                artifacts=artifacts,
+                settings=settings,
+                live_kinds=live_kinds,
+                dispatch=dispatch,
+            ),
+        )
+
+    @celery.task(name=PROFILE_VARIANTS, max_retries=0)  # type: ignore[untyped-decorator]
+    def profile_variants_task(model_id: int, hardware: str) -> int:
+        return run(
+            model_id,
+            hardware,
+            lambda registry: service.profile_variants(
+                model_id, hardware, registry=registry, artifacts=artifacts, settings=settings
+            ),
+        )
+
     return celery
 
 
@@ -80,9 +112,37 @@ def queues_for_this_machine(requested: list[str] | None) -> list[str]:
     return requested
 
 
+def _announce_forever(settings: Settings, name: str, kinds: list[str], stop: threading.Event) -> None:
+    r = redis.Redis.from_url(settings.require_redis())
+    unavailable = detect_hardware().unavailable
+    while not stop.is_set():
+        try:
+            store.announce_profiler(
+                r, name=name, kinds=kinds, unavailable=unavailable, now=time.time(), ttl_s=PROFILER_TTL_S
+            )
+        except redis.RedisError as exc:
+            log.warning("announcing profiler failed: %s", exc)
+        stop.wait(PROFILER_TTL_S / 3)
+    r.delete(store.profiler_key(name))
+    r.zrem(store.PROFILERS, name)
+
+
 def run_worker(settings: Settings, queues: list[str] | None) -> None:
     celery = create_worker_app(settings)
     chosen = queues_for_this_machine(queues)
+    kinds = [q.removeprefix("profile.") for q in chosen]
+    name = f"profiler-{'+'.join(kinds)}@{socket.gethostname()}:{settings.profiler_metrics_port}"
+    stop = threading.Event()
+
+    def on_ready(**_kwargs: Any) -> None:
+        start_http_server(settings.profiler_metrics_port, addr=settings.host)
+        threading.Thread(target=_announce_forever, args=(settings, name, kinds, stop), daemon=True).start()
+
+    def on_shutdown(**_kwargs: Any) -> None:
+        stop.set()
+
+    worker_ready.connect(on_ready, weak=False)
+    worker_shutting_down.connect(on_shutdown, weak=False)
     celery.worker_main(
         [
             "worker",
@@ -97,6 +157,6 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
             "--without-gossip",
             "--without-mingle",
             "--hostname",
-            f"profiler-{'+'.join(chosen)}@%h",
+            name,
         ]
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, File, Form, Response, UploadFile
+from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from pydantic import ValidationError
 
 from infaas import store
@@ -15,6 +16,7 @@ from infaas.schemas import (
     AppCreate,
     AppCreated,
     AppInternal,
+    HardwareKind,
     KeyVerify,
     Model,
     ModelAccepted,
@@ -23,12 +25,14 @@ from infaas.schemas import (
     Principal,
     StatusUpdate,
     Variant,
+    VariantFilter,
     VariantReport,
     Worker,
     WorkerRegistration,
 )
+from infaas.tasks import PROFILER_TTL_S
 from services.registry import repository as repo
-from services.registry import service, views
+from services.registry import service, variants, views
 from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep
 
 public = APIRouter(prefix="/v1")
@@ -102,13 +106,27 @@ def get_model(name: str, session: SessionDep, principal: PrincipalDep) -> Model:
 
 
 @public.get("/models/{name}/variants", response_model=list[Variant])
-def list_variants(name: str, session: SessionDep, principal: PrincipalDep, r: RedisDep) -> list[Variant]:
+def list_variants(
+    name: str, session: SessionDep, principal: PrincipalDep, q: Annotated[VariantFilter, Query()]
+) -> list[Variant]:
     row = service.model_row(session, principal, name)
-    rows = {v.id: v for v in repo.variants(session, row.id)}
-    # Ready variants come in the metadata store's latency order; the rest follow by id.
-    ordered = [rows.pop(vid) for vid in store.model_variants_by(r, name, "latency") if vid in rows]
-    ordered += sorted(rows.values(), key=lambda v: v.id)
-    return [views.variant_view(v, name) for v in ordered]
+    query = variants.VariantQuery(**q.model_dump())
+    return [views.variant_view(v, name) for v in variants.select(repo.variants(session, row.id), query)]
+
+
+@public.post("/models/{name}/profile", status_code=202, response_model=Model)
+def reprofile(name: str, session: SessionDep, principal: PrincipalDep, queue: QueueDep) -> Model:
+    row = service.model_row(session, principal, name)
+    service.reprofile(session, queue, row)
+    return views.model_views(session, [row])[0]
+
+
+@public.get("/hardware", response_model=list[HardwareKind])
+def hardware(
+    session: SessionDep, principal: PrincipalDep, r: RedisDep, settings: SettingsDep
+) -> list[HardwareKind]:
+    del principal  # any valid key may see what hardware exists
+    return service.hardware_kinds(session, r, settings.prices, now=time.time(), ttl_s=PROFILER_TTL_S)
 
 
 @public.delete("/models/{name}", status_code=204)
@@ -180,6 +198,11 @@ def app_internal(app: str, session: SessionDep) -> AppInternal:
     )
 
 
+@internal.get("/models/{model_id}/variants", response_model=list[VariantReport])
+def model_variants_internal(model_id: int, session: SessionDep) -> list[VariantReport]:
+    return [views.variant_report(v) for v in repo.variants(session, model_id)]
+
+
 @internal.post("/models/{model_id}/status", status_code=204)
 def set_status(model_id: int, body: StatusUpdate, session: SessionDep) -> Response:
     service.set_status(session, model_id, body)
@@ -188,7 +211,7 @@ def set_status(model_id: int, body: StatusUpdate, session: SessionDep) -> Respon
 
 @internal.put("/models/{model_id}/variants", status_code=204)
 def report_variants(model_id: int, body: list[VariantReport], session: SessionDep, r: RedisDep) -> Response:
-    service.report_variants(session, r, model_id, body)
+    variants.report_variants(session, r, model_id, body)
     return Response(status_code=204)
 
 

@@ -14,7 +14,7 @@ from infaas.config import Settings
 from infaas.db import make_engine, make_sessionmaker
 from infaas.tasks import PROFILE_MODEL, make_celery, profile_queue
 from infaas.web import install_common
-from services.registry import service
+from services.registry import service, variants
 from services.registry.api import internal, public
 
 
@@ -46,7 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
         with app.state.sessionmaker() as session:
             if settings.admin_key:
                 service.ensure_admin_key(session, settings.admin_key)
-            service.rebuild_metadata_store(session, app.state.redis)
+            variants.rebuild_metadata_store(session, app.state.redis)
         yield
         app.state.redis.close()
         engine.dispose()

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from infaas import store
 from infaas.artifacts import ArtifactStore, digest_of
+from infaas.costs import PriceTable
 from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow, utcnow
 from infaas.errors import (
     Conflict,
@@ -29,22 +30,21 @@ from infaas.errors import (
     Unauthorized,
     Unavailable,
 )
+from infaas.hardware import KINDS
 from infaas.runtimes import OnnxRuntime
 from infaas.schemas import (
     AppCreate,
+    HardwareKind,
     KeyVerify,
     ModelMetadata,
     Principal,
     StatusUpdate,
-    VariantReport,
     WorkerRegistration,
 )
 from infaas.tensors import Signature, load_onnx, read_signature
-from infaas.variants import BatchLatency, VariantProfile
 from services.registry import repository as repo
 
 SUPPORTED_TASKS = frozenset({"classification"})
-TERMINAL = frozenset({"ready", "failed"})
 
 
 class ProfileQueue(Protocol):
@@ -222,6 +222,7 @@ def register_model(
     artifact_digest = _put_new(artifacts, checked.model_bytes, created)
     validation_digest = _put_new(artifacts, checked.validation_bytes, created)
     row = ModelRow(
+        onnx_digest=artifact_digest if checked.fmt == "onnx" else None,
         name=meta.name,
         app_id=app.id,
         task=meta.task,
@@ -285,82 +286,6 @@ def set_status(session: Session, model_id: int, update: StatusUpdate) -> None:
     session.commit()
 
 
-def report_variants(session: Session, r: redis.Redis, model_id: int, reports: list[VariantReport]) -> None:
-    """Upsert variants as the profiler reports them; publish ready ones; settle the model's status."""
-    model = repo.model_by_id(session, model_id)
-    if model is None:
-        raise NotFound(f"no model {model_id}")
-    existing = {v.id: v for v in repo.variants(session, model_id)}
-    for rep in reports:
-        row = existing.get(rep.id)
-        if row is None:
-            row = VariantRow(id=rep.id, model_id=model_id)
-            session.add(row)
-            existing[rep.id] = row
-        for field in (
-            "runtime",
-            "optimization",
-            "precision",
-            "hardware",
-            "max_batch",
-            "threads",
-            "artifact_digest",
-            "status",
-            "status_reason",
-            "accuracy",
-            "load_ms",
-            "saturation_qps",
-            "peak_memory_bytes",
-        ):
-            setattr(row, field, getattr(rep, field))
-        row.latency = [p.model_dump() for p in rep.latency] if rep.latency else None
-        row.profiled_at = utcnow() if rep.status == "ready" else None
-    rows = list(existing.values())
-    if rows and all(v.status in TERMINAL for v in rows):
-        ready = [v for v in rows if v.status == "ready"]
-        model.status = "ready" if ready else "failed"
-        model.status_reason = (
-            None
-            if ready
-            else "no variant could be profiled: "
-            + "; ".join(sorted({v.status_reason or "unknown" for v in rows}))[:500]
-        )
-    elif model.status == "registered":
-        model.status = "profiling"
-    session.commit()
-    app = session.get(AppRow, model.app_id)
-    assert app is not None
-    store.publish_variants(r, [to_profile(v, model, app) for v in rows if v.status == "ready"])
-
-
-def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
-    """The frozen record schedulers select from."""
-    signature = Signature.from_json(model.signature)
-    return VariantProfile(
-        id=v.id,
-        model=model.name,
-        app=app.name,
-        signature_key=signature.key,
-        runtime=v.runtime,
-        optimization=v.optimization,
-        precision=v.precision,
-        hardware=v.hardware,
-        max_batch=v.max_batch,
-        threads=v.threads,
-        artifact_digest=v.artifact_digest,
-        accuracy=float(v.accuracy or 0.0),
-        load_ms=float(v.load_ms or 0.0),
-        latencies=tuple(BatchLatency(**p) for p in (v.latency or [])),
-        saturation_qps=float(v.saturation_qps or 0.0),
-        peak_memory_bytes=int(v.peak_memory_bytes or 0),
-    )
-
-
-def rebuild_metadata_store(session: Session, r: redis.Redis) -> int:
-    """Publish every ready variant: Redis holds nothing that Postgres cannot restore."""
-    return store.publish_variants(r, [to_profile(v, m, a) for v, m, a in repo.ready_variants(session)])
-
-
 def delete_model(
     session: Session, r: redis.Redis, artifacts: ArtifactStore, principal: Principal, name: str
 ) -> None:
@@ -391,3 +316,43 @@ def register_worker(session: Session, body: WorkerRegistration) -> WorkerRow:
     row.last_seen_at = utcnow()
     session.commit()
     return row
+
+
+def reprofile(session: Session, queue: ProfileQueue, row: ModelRow) -> None:
+    """Profile a model again (after hardware changed, or to check figures are stable)."""
+    if row.status == "profiling" or row.status == "registered":
+        raise Conflict(f"model {row.name!r} is being profiled already", status=row.status)
+    queue.enqueue(row.id, "cpu")
+    row.status = "profiling"
+    row.status_reason = None
+    session.commit()
+
+
+def hardware_kinds(
+    session: Session, r: redis.Redis, prices: PriceTable, *, now: float, ttl_s: float
+) -> list[HardwareKind]:
+    """Each hardware kind: whether anything live has it, and if not, why not."""
+    workers = repo.workers(session)
+    live_workers = {w.id for w in workers if r.exists(store.worker_key(w.id))}
+    profilers = store.live_profilers(r, now=now, ttl_s=ttl_s)
+    unit = {"cpu": prices.cpu_vcpu_hour, "cuda": prices.gpu_hour, "neuron": prices.neuron_core_hour}
+    out = []
+    for kind in KINDS:
+        n_workers = sum(1 for w in workers if w.hardware == kind and w.id in live_workers)
+        n_profilers = sum(1 for p in profilers.values() if kind in p["kinds"])
+        reasons = sorted({p["unavailable"][kind] for p in profilers.values() if kind in p["unavailable"]})
+        available = n_workers + n_profilers > 0
+        reason = None
+        if not available:
+            reason = "; ".join(reasons) if reasons else "no live worker or profiler has this hardware"
+        out.append(
+            HardwareKind(
+                kind=kind,
+                available=available,
+                reason=reason,
+                workers=n_workers,
+                profilers=n_profilers,
+                price_per_hour=unit[kind],
+            )
+        )
+    return out

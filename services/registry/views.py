@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.orm import Session
 
 from infaas.db import AppRow, ModelRow, VariantRow
 from infaas.schemas import (
     App,
+    ConcurrencyPoint,
     LatencyPoint,
     Model,
     ModelInternal,
     SignatureOut,
     Variant,
     VariantProgress,
+    VariantReport,
 )
 from services.registry import repository as repo
 
@@ -62,24 +66,37 @@ def model_views(session: Session, rows: list[ModelRow]) -> list[Model]:
 
 
 def variant_view(row: VariantRow, model: str) -> Variant:
-    return Variant(
-        id=row.id,
-        model=model,
-        runtime=row.runtime,
-        optimization=row.optimization,
-        precision=row.precision,
-        hardware=row.hardware,
-        max_batch=row.max_batch,
-        threads=row.threads,
-        status=row.status,
-        status_reason=row.status_reason,
-        accuracy=row.accuracy,
-        load_ms=row.load_ms,
-        latency=[LatencyPoint.model_validate(p) for p in row.latency] if row.latency else None,
-        saturation_qps=row.saturation_qps,
-        peak_memory_bytes=row.peak_memory_bytes,
-        profiled_at=row.profiled_at,
-    )
+    return Variant(**_variant_fields(row), model=model, dominated=row.dominated, profiled_at=row.profiled_at)
+
+
+def variant_report(row: VariantRow) -> VariantReport:
+    return VariantReport(**_variant_fields(row))
+
+
+def _variant_fields(row: VariantRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "runtime": row.runtime,
+        "provider": row.provider,
+        "optimization": row.optimization,
+        "precision": row.precision,
+        "hardware": row.hardware,
+        "max_batch": row.max_batch,
+        "threads": row.threads,
+        "artifact_digest": row.artifact_digest,
+        "status": row.status,
+        "status_reason": row.status_reason,
+        "accuracy": row.accuracy,
+        "load_ms": row.load_ms,
+        "latency": [LatencyPoint.model_validate(p) for p in row.latency] if row.latency else None,
+        "saturation_qps": row.saturation_qps,
+        "peak_memory_bytes": row.peak_memory_bytes,
+        "interference": [ConcurrencyPoint.model_validate(p) for p in row.interference]
+        if row.interference
+        else None,
+        "cost_per_s": row.cost_per_s,
+        "cost_per_query": row.cost_per_query,
+    }
 
 
 def model_internal(row: ModelRow, app: str) -> ModelInternal:
@@ -90,6 +107,7 @@ def model_internal(row: ModelRow, app: str) -> ModelInternal:
         format=row.format,
         status=row.status,
         artifact_digest=row.artifact_digest,
+        onnx_digest=row.onnx_digest,
         validation_digest=row.validation_digest,
         signature=row.signature,
     )

@@ -66,7 +66,13 @@ def test_model_less_query_is_answered_by_a_variant_meeting_the_requirements(
         variants = {
             v["id"]: v for name in ("small", "cnn") for v in client.get(f"/v1/models/{name}/variants").json()
         }
-        assert len(variants) == 16 and all(v["status"] == "ready" for v in variants.values())
+        cpu = [v for v in variants.values() if v["hardware"] == "cpu"]
+        assert len(cpu) == 80 and all(v["status"] == "ready" for v in cpu)  # 2 models × 40
+        gpu = [v for v in variants.values() if v["hardware"] != "cpu"]
+        assert gpu and all(v["status"] == "pending" and v["status_reason"] for v in gpu)
+        kinds = {k["kind"]: k for k in client.get("/v1/hardware").json()}
+        assert kinds["cpu"]["available"] and kinds["cpu"]["workers"] == 1 and kinds["cpu"]["profilers"] == 1
+        assert not kinds["cuda"]["available"] and "nvidia-smi" in kinds["cuda"]["reason"]
 
         answer = client.post(
             "/v1/apps/shop/infer", json={"inputs": x.tolist(), "latency_ms": 20, "min_accuracy": 0.9}
@@ -104,7 +110,7 @@ def test_model_less_query_is_answered_by_a_variant_meeting_the_requirements(
         assert unmet.status_code == 422
         error = unmet.json()["error"]
         assert error["code"] == "requirements_unmet"
-        best = max(v["accuracy"] for v in variants.values())
+        best = max(v["accuracy"] for v in cpu)
         assert error["closest"]["best_accuracy"] == pytest.approx(best, abs=1e-4)
 
     workers = running.admin.get("/v1/workers").json()

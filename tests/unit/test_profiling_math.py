@@ -8,8 +8,9 @@ import pytest
 
 from infaas.config import Settings
 from infaas.variants import BatchLatency
+from services.profiler.generators import Candidate
 from services.profiler.profiling import batch_sizes_up_to, saturation_qps
-from services.profiler.service import cpu_variants
+from services.profiler.service import expand
 
 
 @pytest.fixture(autouse=True)
@@ -65,8 +66,25 @@ def settings() -> Settings:
     return Settings(profile_batch_sizes=[1, 4, 16, 64], profile_threads=[1, 2])
 
 
+def candidate(
+    provider: str = "CPUExecutionProvider",
+    hardware: str = "cpu",
+    precision: str = "fp32",
+    optimization: str = "basic",
+) -> Candidate:
+    return Candidate(
+        generator="g",
+        runtime="onnxruntime",
+        provider=provider,
+        hardware=hardware,
+        optimization=optimization,
+        precision=precision,
+        data=b"",
+    )
+
+
 def test_cpu_variants_span_batch_sizes_times_threads() -> None:
-    variants = cpu_variants("digits-cnn", "d" * 64, settings(), cores=4)
+    variants = expand("digits-cnn", candidate(), "d" * 64, settings(), cores=4)
     assert len(variants) == 8
     assert [(v.max_batch, v.threads) for v in variants] == [
         (1, 1),
@@ -90,7 +108,7 @@ def test_cpu_variants_span_batch_sizes_times_threads() -> None:
 
 
 def test_cpu_variants_threads_capped_at_cores() -> None:
-    variants = cpu_variants("m", "d" * 64, settings(), cores=1)
+    variants = expand("m", candidate(), "d" * 64, settings(), cores=1)
     assert len(variants) == 4
     assert {v.threads for v in variants} == {1}
     assert sorted(v.max_batch for v in variants) == [1, 4, 16, 64]
@@ -99,5 +117,16 @@ def test_cpu_variants_threads_capped_at_cores() -> None:
 
 def test_cpu_variants_capping_merges_duplicate_thread_counts() -> None:
     s = Settings(profile_batch_sizes=[16, 1], profile_threads=[8, 4, 2])
-    variants = cpu_variants("m", "d" * 64, s, cores=2)
+    variants = expand("m", candidate(), "d" * 64, s, cores=2)
     assert [(v.max_batch, v.threads) for v in variants] == [(1, 2), (16, 2)]
+
+
+def test_gpu_variants_have_no_thread_dimension_and_distinct_provider_ids() -> None:
+    cuda = expand("m", candidate("CUDAExecutionProvider", "cuda", "fp16", "all"), "d" * 64, settings(), 8)
+    trt = expand("m", candidate("TensorrtExecutionProvider", "cuda", "fp16", "all"), "d" * 64, settings(), 8)
+    assert {v.threads for v in cuda + trt} == {1}
+    assert len(cuda) == len(trt) == 4
+    assert cuda[0].id == "m.onnxruntime-all-fp16-cuda-b1-t1"
+    assert trt[0].id == "m.onnxruntime-all-fp16-trt-b1-t1"
+    assert all(v.hardware == "cuda" for v in cuda + trt)
+    assert {v.provider for v in trt} == {"TensorrtExecutionProvider"}

@@ -1,9 +1,11 @@
-"""Profiling a registered model end to end inside one process: real registry app on Postgres and Redis,
-real ONNX Runtime measurements, results in Postgres and in the metadata store."""
+"""Generating and profiling a registered model inside one process: the real registry app on Postgres and
+Redis, real variant generators (graph optimizations, int8 dynamic and static, GPU forms), real ONNX
+Runtime measurements, results in Postgres and in the metadata store."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import onnxruntime as ort
@@ -22,6 +24,9 @@ from services.registry.app import create_app
 from services.registry.deps import _session
 from tests.integration.registry.conftest import ADMIN, upload
 
+# How far a variant's outputs (class probabilities) may stray from the original model's.
+TOLERANCE = {"fp32": 1e-5, "int8-dynamic": 0.15, "int8-static": 0.25}
+
 
 @pytest.fixture
 def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
@@ -31,49 +36,136 @@ def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
         yield client
 
 
-def test_profiling_generates_measures_and_publishes_variants(
-    registry: TestClient, settings: Settings, small_model: DemoModel, redis_client: redis.Redis
-) -> None:
+@pytest.fixture
+def profiled(registry: TestClient, settings: Settings, demo_models: list[DemoModel]) -> dict[str, Any]:
+    """The CNN (convolutions exercise every generator) registered and profiled; no GPU profiler live."""
+    cnn = demo_models[2]
     assert registry.post("/v1/apps", json={"name": "a1"}, headers=ADMIN).status_code == 201
-    files = upload(small_model.onnx_path.read_bytes(), small_model.validation_path.read_bytes())
-    accepted = registry.post("/v1/models", headers=ADMIN, **files)
-    assert accepted.status_code == 202
+    files = upload(cnn.onnx_path.read_bytes(), cnn.validation_path.read_bytes())
+    assert registry.post("/v1/models", headers=ADMIN, **files).status_code == 202
     model_id = registry.get("/internal/models/by-name/m1").json()["id"]
-
+    dispatched: list[tuple[int, str]] = []
     reports = service.profile_model(
         model_id,
         registry=RegistryClient("", http=registry),
         artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
         settings=settings,
+        live_kinds=lambda: set(),
+        dispatch=lambda m, k: dispatched.append((m, k)),
     )
-    assert len(reports) == 8  # max batch {1,4,16,64} × threads {1,2} on this 2-core machine
-    assert all(r.status == "ready" for r in reports)
+    return {"model": cnn, "reports": reports, "dispatched": dispatched}
+
+
+def run(path: str, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return np.asarray(session.run(None, {"x": x})[0])
+
+
+def test_generated_variants_are_measured_and_agree_with_the_original(
+    registry: TestClient, settings: Settings, profiled: dict[str, Any]
+) -> None:
+    cnn: DemoModel = profiled["model"]
+    data = np.load(cnn.validation_path)
+    x, y = data["x"], data["y"]
+    original = run(str(cnn.onnx_path), x)
+    parent_accuracy = float((original.argmax(axis=1) == y).mean())
 
     model = registry.get("/v1/models/m1", headers=ADMIN).json()
-    assert model["status"] == "ready"
-    assert model["progress"] == {"total": 8, "pending": 0, "profiling": 0, "ready": 8, "failed": 0}
-
-    # Accuracy is measured on the validation set, not copied: compare with ONNX Runtime directly.
-    data = np.load(small_model.validation_path)
-    session = ort.InferenceSession(str(small_model.onnx_path), providers=["CPUExecutionProvider"])
-    expected = float((session.run(None, {"x": data["x"]})[0].argmax(axis=1) == data["y"]).mean())
-
+    assert model["status"] == "ready", model
     variants = registry.get("/v1/models/m1/variants", headers=ADMIN).json()
-    assert {v["max_batch"] for v in variants} == {1, 4, 16, 64}
-    assert {v["threads"] for v in variants} == {1, 2}
-    for v in variants:
-        assert v["accuracy"] == pytest.approx(expected, abs=1e-6)
-        batches = [p["batch"] for p in v["latency"]]
-        assert batches == [b for b in (1, 2, 4, 8, 16, 32, 64) if b <= v["max_batch"]]
-        assert all(0 < p["p50_ms"] <= p["p99_ms"] for p in v["latency"])
-        assert v["saturation_qps"] > 0 and v["load_ms"] > 0 and v["peak_memory_bytes"] > 0
-        best = max(p["batch"] * 1000 / p["p50_ms"] for p in v["latency"])
-        assert v["saturation_qps"] == pytest.approx(best, rel=1e-3)
+    cpu = [v for v in variants if v["hardware"] == "cpu"]
+    # 3 graph optimization levels + int8 dynamic + int8 static, × max batch {1,4,16,64} × threads {1,2}.
+    assert len(cpu) == 40 and all(v["status"] == "ready" for v in cpu)
+    assert {(v["optimization"], v["precision"]) for v in cpu} == {
+        ("basic", "fp32"),
+        ("extended", "fp32"),
+        ("all", "fp32"),
+        ("basic", "int8-dynamic"),
+        ("basic", "int8-static"),
+    }
+    artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
+    for digest in {v["artifact_digest"] for v in cpu}:
+        group = [v for v in cpu if v["artifact_digest"] == digest]
+        precision = group[0]["precision"]
+        outputs = run(str(artifacts.path(digest)), x)
+        assert np.abs(outputs - original).max() <= TOLERANCE[precision], precision
+        # Accuracy is what the validation set gives for this very artifact — not copied from the parent.
+        measured = float((outputs.argmax(axis=1) == y).mean())
+        for v in group:
+            assert v["accuracy"] == pytest.approx(measured, abs=1e-6)
+        if precision == "fp32":
+            assert measured == pytest.approx(parent_accuracy, abs=1e-6)
 
-    # The metadata store holds every variant, and its latency index orders them as the profiles do.
-    by_latency = store.model_variants_by(redis_client, "m1", "latency")
-    assert sorted(by_latency) == sorted(v["id"] for v in variants)
-    p50_at_1 = {v["id"]: v["latency"][0]["p50_ms"] for v in variants}
-    assert [p50_at_1[i] for i in by_latency] == sorted(p50_at_1.values())
-    assert [v["id"] for v in variants] == by_latency  # the API lists them in the same order
-    assert redis_client.scard(store.app_variants_key("a1")) == 8
+    for v in cpu:
+        assert [p["batch"] for p in v["latency"]] == [
+            b for b in (1, 2, 4, 8, 16, 32, 64) if b <= v["max_batch"]
+        ]
+        assert all(0 < p["p50_ms"] <= p["p99_ms"] for p in v["latency"])
+        assert [c["concurrency"] for c in v["interference"]] == [1, 2]  # 2 cores here
+        assert all(c["qps"] > 0 for c in v["interference"])
+        assert v["cost_per_s"] == pytest.approx(v["threads"] * 0.048 / 3600)
+        assert v["cost_per_query"] == pytest.approx(v["cost_per_s"] / v["saturation_qps"])
+
+
+def test_gpu_variants_wait_with_a_reason_when_no_gpu_profiler_is_live(
+    registry: TestClient, profiled: dict[str, Any]
+) -> None:
+    pending = registry.get("/v1/models/m1/variants", params={"hardware": "cuda"}, headers=ADMIN).json()
+    assert pending, "CUDA (fp32, fp16) and TensorRT variants are generated even without a GPU"
+    assert {v["precision"] for v in pending} >= {"fp32", "fp16"}
+    for v in pending:
+        assert v["status"] == "pending"
+        assert "no profiler worker with cuda hardware" in v["status_reason"]
+    assert profiled["dispatched"] == []
+    kinds = {k["kind"]: k for k in registry.get("/v1/hardware", headers=ADMIN).json()}
+    assert kinds["cpu"]["available"] is False or kinds["cpu"]["workers"] >= 0
+    assert kinds["cuda"]["available"] is False and kinds["cuda"]["reason"]
+    assert kinds["neuron"]["available"] is False and kinds["neuron"]["reason"]
+
+
+@pytest.mark.usefixtures("profiled")
+def test_metadata_store_order_matches_the_profiles(registry: TestClient, redis_client: redis.Redis) -> None:
+    ready = [
+        v for v in registry.get("/v1/models/m1/variants", headers=ADMIN).json() if v["status"] == "ready"
+    ]
+    by_id = {v["id"]: v for v in ready}
+    for index, value in (
+        ("latency", lambda v: v["latency"][0]["p50_ms"]),
+        ("accuracy", lambda v: v["accuracy"]),
+        ("cost", lambda v: v["cost_per_query"]),
+    ):
+        order = store.model_variants_by(redis_client, "m1", index)
+        assert sorted(order) == sorted(by_id), index
+        values = [value(by_id[i]) for i in order]
+        assert values == sorted(values), index
+    assert redis_client.scard(store.app_variants_key("a1")) == len(ready)
+    # Dominated variants are marked, kept in the store, and carry the flag selection skips.
+    dominated = [v for v in ready if v["dominated"]]
+    assert dominated and len(dominated) < len(ready)
+
+
+@pytest.mark.usefixtures("profiled")
+def test_variant_listing_filters_and_sorts(registry: TestClient) -> None:
+    get = lambda **params: registry.get("/v1/models/m1/variants", params=params, headers=ADMIN).json()  # noqa: E731
+    by_cost = get(status="ready", sort="cost")
+    costs = [v["cost_per_query"] for v in by_cost]
+    assert costs == sorted(costs)
+    by_accuracy = get(status="ready", sort="accuracy", descending=True)
+    assert [v["accuracy"] for v in by_accuracy] == sorted((v["accuracy"] for v in by_accuracy), reverse=True)
+    at_16 = get(status="ready", batch=16, sort="latency")
+
+    def at16(v: dict[str, Any]) -> float:
+        if v["max_batch"] >= 16:
+            return float(next(p["p50_ms"] for p in v["latency"] if p["batch"] >= 16))
+        return -(-16 // v["max_batch"]) * float(v["latency"][-1]["p50_ms"])  # whole batches back to back
+
+    lat16 = [at16(v) for v in at_16]
+    assert lat16 == sorted(lat16)
+    int8 = get(precision="int8-static")
+    assert int8 and {v["precision"] for v in int8} == {"int8-static"}
+    assert all(not v["dominated"] for v in get(include_dominated=False))
+    fast = get(status="ready", max_latency_ms=0.2, min_accuracy=0.9)
+    assert all(v["latency"][0]["p50_ms"] <= 0.2 and v["accuracy"] >= 0.9 for v in fast)
+    assert (
+        registry.get("/v1/models/m1/variants", params={"sort": "nonsense"}, headers=ADMIN).status_code == 422
+    )
