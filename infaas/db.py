@@ -85,6 +85,7 @@ class ModelRow(Base):
     status_reason: Mapped[str | None] = mapped_column(Text)
     artifact_digest: Mapped[str] = mapped_column(String(64))
     onnx_digest: Mapped[str | None] = mapped_column(String(64))
+    torchscript_digest: Mapped[str | None] = mapped_column(String(64))
     validation_digest: Mapped[str] = mapped_column(String(64))
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     signature: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -194,6 +194,7 @@ class ModelInternal(BaseModel):
     status: ModelStatus
     artifact_digest: str
     onnx_digest: str | None = None
+    torchscript_digest: str | None = None
     validation_digest: str
     signature: dict[str, Any]
 

@@ -45,6 +45,8 @@ class VariantProfile:
     provider: str = "CPUExecutionProvider"
     cost_per_query: float = 0.0
     dominated: bool = False
+    input_names: tuple[str, ...] = ("x",)
+    output_names: tuple[str, ...] = ("y",)
 
     def latency_ms(self, rows: int, *, tail: bool = True) -> float:
         """Expected latency of a query of `rows` rows: the measured point at the next batch size up,
@@ -69,6 +71,9 @@ class VariantProfile:
     def from_json(cls, data: dict[str, Any]) -> VariantProfile:
         data = dict(data)
         data["latencies"] = tuple(BatchLatency(**p) for p in data["latencies"])
+        for names in ("input_names", "output_names"):
+            if names in data:
+                data[names] = tuple(data[names])
         return cls(**data)
 
 

@@ -88,6 +88,10 @@ class InstanceHost:
                 hardware=profile.hardware,
                 threads=profile.threads,
                 optimization=profile.optimization,
+                provider=profile.provider,
+                precision=profile.precision,
+                input_names=list(profile.input_names),
+                output_names=list(profile.output_names),
             )
             await asyncio.get_running_loop().run_in_executor(instance.pool, runtime.load)
             await self._ensure_group(profile.id)

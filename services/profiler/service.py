@@ -97,7 +97,7 @@ def generate(
     signature = Signature.from_json(model.signature)
     calibration = {n: a[: settings.calibration_rows] for n, a in inputs.items()}
     onnx_path = artifacts.path(model.onnx_digest) if model.onnx_digest else None
-    ts_path = artifacts.path(model.artifact_digest) if model.format == "torchscript" else None
+    ts_path = artifacts.path(model.torchscript_digest) if model.torchscript_digest else None
     source = SourceModel(
         name=model.name,
         signature=signature,

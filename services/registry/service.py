@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import io
 import secrets
-import zipfile
-from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-import onnx
 import redis
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
@@ -24,14 +19,11 @@ from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow, utcnow
 from infaas.errors import (
     Conflict,
     Forbidden,
-    InvalidInput,
-    InvalidModel,
     NotFound,
     Unauthorized,
     Unavailable,
 )
 from infaas.hardware import KINDS
-from infaas.runtimes import OnnxRuntime
 from infaas.schemas import (
     AppCreate,
     HardwareKind,
@@ -41,7 +33,7 @@ from infaas.schemas import (
     StatusUpdate,
     WorkerRegistration,
 )
-from infaas.tensors import Signature, load_onnx, read_signature
+from services.registry import intake
 from services.registry import repository as repo
 
 SUPPORTED_TASKS = frozenset({"classification"})
@@ -118,91 +110,6 @@ def create_app(session: Session, principal: Principal, body: AppCreate) -> tuple
     return app, key
 
 
-@dataclass(frozen=True)
-class CheckedUpload:
-    model_bytes: bytes
-    validation_bytes: bytes
-    signature: Signature
-    rows: int
-    fmt: str
-
-
-def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
-    """Everything that can be wrong with an upload is found here, before anything is written."""
-    if task not in SUPPORTED_TASKS:
-        raise InvalidInput(f"task {task!r} is not supported; supported: {sorted(SUPPORTED_TASKS)}")
-    if model_bytes[:2] == b"PK":
-        raise InvalidModel("PyTorch archives are not accepted yet: export the model to ONNX")
-    model = load_onnx(model_bytes)
-    signature = read_signature(model)
-    arrays = load_validation(validation_bytes, signature)
-    smoke_test(model, signature, arrays)
-    return CheckedUpload(
-        model_bytes=model_bytes,
-        validation_bytes=validation_bytes,
-        signature=signature,
-        rows=len(arrays["y"]),
-        fmt="onnx",
-    )
-
-
-def load_validation(data: bytes, signature: Signature) -> dict[str, np.ndarray]:
-    """Read a validation `.npz` without ever unpickling, and check it against the signature."""
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InvalidInput(
-            "the validation file is not a NumPy .npz archive (object arrays refused)", reason=str(exc)[:200]
-        ) from exc
-    if "y" not in arrays:
-        raise InvalidInput("the validation set needs labels under key 'y'")
-    names = ["x"] if len(signature.inputs) == 1 else [s.name for s in signature.inputs]
-    out: dict[str, np.ndarray] = {"y": arrays["y"]}
-    for name, spec in zip(names, signature.inputs, strict=True):
-        if name not in arrays:
-            raise InvalidInput(f"the validation set needs inputs under key {name!r}")
-        x = arrays[name]
-        if x.ndim != len(spec.shape) or any(
-            e is not None and e != g for g, e in zip(x.shape[1:], spec.shape[1:], strict=False)
-        ):
-            raise InvalidInput(
-                f"validation {name!r} has shape {list(x.shape)}, the model expects {list(spec.shape)}"
-            )
-        if x.dtype.kind not in "fiub":
-            raise InvalidInput(f"validation {name!r} must be numeric")
-        out[spec.name] = x.astype(spec.dtype, copy=False)
-    y = out["y"]
-    if y.ndim != 1 or y.dtype.kind not in "iu":
-        raise InvalidInput("validation labels 'y' must be a 1-D array of integer class ids")
-    if len(y) == 0 or any(len(out[s.name]) != len(y) for s in signature.inputs):
-        raise InvalidInput("validation inputs and labels must have the same, non-zero number of rows")
-    return out
-
-
-def smoke_test(model: onnx.ModelProto, signature: Signature, arrays: dict[str, np.ndarray]) -> None:
-    """Run the model on two validation rows: a graph the checker accepts can still fail to run."""
-    import tempfile
-    from pathlib import Path
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "model.onnx"
-        path.write_bytes(model.SerializeToString())
-        runtime = OnnxRuntime(path, threads=1)
-        try:
-            runtime.load()
-            outputs = runtime.run({s.name: arrays[s.name][:2] for s in signature.inputs})
-        except Exception as exc:  # ONNX Runtime raises its own exception types for bad graphs
-            raise InvalidModel("the model does not run on the validation set", reason=str(exc)[:300]) from exc
-        finally:
-            runtime.unload()
-    first = next(iter(outputs.values()))
-    if first.ndim != 2 or first.shape[0] != 2:
-        raise InvalidModel(
-            "a classification model must output (batch, classes) scores", got_shape=list(first.shape)
-        )
-
-
 def register_model(
     session: Session,
     artifacts: ArtifactStore,
@@ -216,13 +123,16 @@ def register_model(
     app = app_for(session, principal, meta.app)
     if repo.model_by_name(session, meta.name) is not None:
         raise Conflict(f"model {meta.name!r} already exists", model=meta.name)
-    checked = check_upload(model_bytes, validation_bytes, meta.task)
+    checked = intake.check_upload(model_bytes, validation_bytes, meta.task)
 
     created: list[str] = []
     artifact_digest = _put_new(artifacts, checked.model_bytes, created)
     validation_digest = _put_new(artifacts, checked.validation_bytes, created)
+    onnx_digest = _put_new(artifacts, checked.onnx_bytes, created) if checked.onnx_bytes else None
+    ts_digest = _put_new(artifacts, checked.torchscript_bytes, created) if checked.torchscript_bytes else None
     row = ModelRow(
-        onnx_digest=artifact_digest if checked.fmt == "onnx" else None,
+        onnx_digest=onnx_digest,
+        torchscript_digest=ts_digest,
         name=meta.name,
         app_id=app.id,
         task=meta.task,

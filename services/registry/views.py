@@ -108,6 +108,7 @@ def model_internal(row: ModelRow, app: str) -> ModelInternal:
         status=row.status,
         artifact_digest=row.artifact_digest,
         onnx_digest=row.onnx_digest,
+        torchscript_digest=row.torchscript_digest,
         validation_digest=row.validation_digest,
         signature=row.signature,
     )
