@@ -192,6 +192,8 @@ def test_every_service_exposes_metrics_and_the_gateway_one_openapi(running: Runn
         "/v1/apps/{app}/infer",
         "/v1/models/{name}/infer",
         "/v1/workers",
+        "/v1/hardware",
+        "/v1/models/{name}/profile",
     ):
         assert path in spec["paths"], path
     assert "InferRequest" in spec["components"]["schemas"]

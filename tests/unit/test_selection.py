@@ -347,3 +347,31 @@ def test_empty_candidate_list_is_requirements_unmet() -> None:
         get_variant(Requirements(), 1, [], snapshot([]))
     assert info.value.status == 422
     assert info.value.details["closest"] is None
+
+
+def test_dominated_variants_are_skipped_unless_nothing_else_satisfies() -> None:
+    from dataclasses import replace
+
+    # The dominated variant is faster to load, so it would win the cold-start ranking were it eligible.
+    dominated = replace(variant("dominated", accuracy=0.95, load_ms=1.0), dominated=True)
+    better = variant("better", accuracy=0.95, load_ms=50.0)
+    snap = Snapshot(workers=(worker("w1"),))
+    decision = get_variant(Requirements(latency_ms=5, min_accuracy=0.9), 1, [dominated, better], snap)
+    assert decision.variant.id == "better"
+    # Only the dominated one meets a stricter bound at this batch: it is still used, not refused.
+    slow_better = variant("slow", accuracy=0.95, latencies=((1, 10.0, 20.0),))
+    fallback = get_variant(Requirements(latency_ms=5), 1, [dominated, slow_better], snap)
+    assert fallback.variant.id == "dominated"
+
+
+def test_pareto_marks_only_dominated_points() -> None:
+    from infaas.pareto import Point, dominated
+
+    points = [
+        Point("fast-cheap", latency_ms=1, accuracy=0.90, throughput=100, cost_per_query=1, load_ms=5),
+        Point("accurate", latency_ms=5, accuracy=0.99, throughput=20, cost_per_query=5, load_ms=5),
+        Point("worse", latency_ms=2, accuracy=0.90, throughput=50, cost_per_query=2, load_ms=5),
+        Point("twin", latency_ms=1, accuracy=0.90, throughput=100, cost_per_query=1, load_ms=5),
+    ]
+    # `worse` loses to `fast-cheap` on every axis; identical twins do not dominate each other.
+    assert dominated(points) == {"worse"}

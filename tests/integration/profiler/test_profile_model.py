@@ -169,3 +169,31 @@ def test_variant_listing_filters_and_sorts(registry: TestClient) -> None:
     assert (
         registry.get("/v1/models/m1/variants", params={"sort": "nonsense"}, headers=ADMIN).status_code == 422
     )
+
+
+@pytest.mark.usefixtures("profiled")
+def test_reprofiling_regenerates_the_same_variants(
+    registry: TestClient, settings: Settings, redis_client: redis.Redis
+) -> None:
+    before = {v["id"]: v for v in registry.get("/v1/models/m1/variants", headers=ADMIN).json()}
+    again = registry.post("/v1/models/m1/profile", headers=ADMIN)
+    assert again.status_code == 202 and again.json()["status"] == "profiling"
+    assert registry.post("/v1/models/m1/profile", headers=ADMIN).status_code == 409  # one at a time
+    assert redis_client.llen("profile.cpu") == 2  # registration's task and the re-profile
+
+    model_id = registry.get("/internal/models/by-name/m1").json()["id"]
+    service.profile_model(
+        model_id,
+        registry=RegistryClient("", http=registry),
+        artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
+        settings=settings,
+        live_kinds=lambda: set(),
+        dispatch=lambda _m, _k: None,
+    )
+    assert registry.get("/v1/models/m1", headers=ADMIN).json()["status"] == "ready"
+    after = {v["id"]: v for v in registry.get("/v1/models/m1/variants", headers=ADMIN).json()}
+    assert after.keys() == before.keys()
+    for vid, v in after.items():
+        # Generation is deterministic (same bytes) and accuracy is a property of those bytes.
+        assert v["artifact_digest"] == before[vid]["artifact_digest"], vid
+        assert v["accuracy"] == before[vid]["accuracy"], vid
