@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import time
 from typing import Annotated
 
@@ -79,6 +80,10 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
     from infaas.launcher import start_suite
 
     settings = get_settings()
+    # SIGTERM (a supervisor, `kill`) stops the system as cleanly as Ctrl-C; so does SIGINT when the
+    # launcher runs in the background, where a shell makes it ignore SIGINT by default.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     typer.echo("starting infaas …")
     suite = start_suite(settings)
     url = f"http://127.0.0.1:{settings.gateway_port}"
@@ -110,6 +115,10 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
     finally:
         suite.stop()
         typer.echo("stopped")
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @app.command("demo")

@@ -87,8 +87,8 @@ class Settings(BaseSettings):
     profile_batch_sizes: list[int] = Field(default_factory=lambda: [1, 4, 16, 64])
     """Max batch sizes of the generated variants."""
 
-    profile_threads: list[int] = Field(default_factory=lambda: [1, 2])
-    """Intra-op thread counts of the generated variants (capped at the worker's cores)."""
+    profile_threads: list[int] = Field(default_factory=list)
+    """Intra-op thread counts of the generated CPU variants; empty means 1, 2, 4, … up to the cores."""
 
     profile_seconds_per_point: float = 0.25
     """Measuring time per (session, batch size) point after warm-up."""

@@ -100,30 +100,42 @@ def wait_profiled(api: Api, names: list[str], console: Console, timeout_s: float
 
 
 def _short(variant_id: str) -> str:
-    """`digits-cnn.onnxruntime-basic-fp32-cpu-b16-t2` → `digits-cnn b16 t2` for narrow terminals."""
+    """`digits-cnn.onnxruntime-all-int8-static-cpu-b16-t2` → `digits-cnn all int8-static cpu b16 t2`."""
     model, _, rest = variant_id.partition(".")
-    parts = rest.split("-")
-    return f"{model} {parts[-2]} {parts[-1]}" if len(parts) >= 2 else variant_id
+    runtime, _, form = rest.partition("-")
+    return f"{model} {form.replace('-cpu-', ' cpu ').replace('-b', ' b').replace('-t', ' t')}".strip() + (
+        "" if runtime == "onnxruntime" else f" ({runtime})"
+    )
 
 
 def show_variants(api: Api, names: list[str], console: Console) -> None:
-    table = Table(title="profiled variants (ONNX Runtime, CPU, fp32; fastest first)")
-    for col in ("variant (max batch, threads)", "accuracy", "p50@1 ms", "p99@1 ms", "rows/s", "load ms"):
+    table = Table(title="profiled variants not dominated by another (fastest first)")
+    for col in ("variant", "accuracy", "p50@1 ms", "rows/s", "$/1M rows", "load ms"):
         table.add_column(col)
+    notes = []
     for name in names:
-        for v in api.call("GET", f"/v1/models/{name}/variants").json():
-            if v["status"] != "ready":
-                continue
-            first = v["latency"][0]
+        everything = api.call("GET", f"/v1/models/{name}/variants").json()
+        params = {"status": "ready", "include_dominated": "false"}
+        for v in api.call("GET", f"/v1/models/{name}/variants", params=params).json():
             table.add_row(
                 _short(v["id"]),
                 f"{v['accuracy']:.3f}",
-                f"{first['p50_ms']:.3f}",
-                f"{first['p99_ms']:.3f}",
+                f"{v['latency'][0]['p50_ms']:.3f}",
                 f"{v['saturation_qps']:,.0f}",
+                f"{(v['cost_per_query'] or 0) * 1e6:.4f}",
                 f"{v['load_ms']:.1f}",
             )
+        ready = [v for v in everything if v["status"] == "ready"]
+        parked = [v for v in everything if v["status"] == "pending"]
+        reasons = sorted({v["status_reason"] for v in parked if v["status_reason"]})
+        notes.append(
+            f"{name}: {len(everything)} variants, {len(ready)} profiled "
+            f"({sum(v['dominated'] for v in ready)} dominated), {len(parked)} pending"
+            + (f" ({'; '.join(reasons)})" if reasons else "")
+        )
     console.print(table)
+    for line in notes:
+        console.print(line, highlight=False)
 
 
 def run_queries(api: Api, validation: Path, console: Console) -> list[dict[str, Any]]:

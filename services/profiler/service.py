@@ -53,13 +53,19 @@ def load_validation(
     return inputs, labels
 
 
+def thread_counts(configured: list[int], cores: int) -> list[int]:
+    """Configured counts capped at the cores, or by default 1, 2, 4, … and the core count itself."""
+    if configured:
+        return sorted({max(1, min(t, cores)) for t in configured})
+    counts = {1 << i for i in range(cores.bit_length()) if 1 << i <= cores}
+    return sorted(counts | {cores})
+
+
 def expand(
     model: str, candidate: Candidate, digest: str, settings: Settings, cores: int
 ) -> list[VariantReport]:
     """The max-batch × threads dimensions of one candidate (threads only matter on the CPU)."""
-    threads = (
-        sorted({min(t, cores) for t in settings.profile_threads}) if candidate.hardware == "cpu" else [1]
-    )
+    threads = thread_counts(settings.profile_threads, cores) if candidate.hardware == "cpu" else [1]
     tag = PROVIDER_TAG.get(candidate.provider, candidate.hardware)
     return [
         VariantReport(

@@ -130,3 +130,15 @@ def test_gpu_variants_have_no_thread_dimension_and_distinct_provider_ids() -> No
     assert trt[0].id == "m.onnxruntime-all-fp16-trt-b1-t1"
     assert all(v.hardware == "cuda" for v in cuda + trt)
     assert {v.provider for v in trt} == {"TensorrtExecutionProvider"}
+
+
+@pytest.mark.parametrize(
+    ("configured", "cores", "expected"),
+    [([], 1, [1]), ([], 2, [1, 2]), ([], 6, [1, 2, 4, 6]), ([], 16, [1, 2, 4, 8, 16]), ([8, 4, 2], 2, [2])],
+)
+def test_thread_counts_default_to_powers_of_two_up_to_the_cores(
+    configured: list[int], cores: int, expected: list[int]
+) -> None:
+    from services.profiler.service import thread_counts
+
+    assert thread_counts(configured, cores) == expected
