@@ -75,6 +75,11 @@ class Signature:
         return "|".join(parts)
 
 
+def validation_keys(signature: Signature) -> list[str]:
+    """Keys of a validation `.npz` holding each input: `x` for a one-input model, else the input names."""
+    return ["x"] if len(signature.inputs) == 1 else [s.name for s in signature.inputs]
+
+
 def _spec_from_value_info(value: onnx.ValueInfoProto) -> TensorSpec:
     tensor_type = value.type.tensor_type
     dtype = _ONNX_TO_NUMPY.get(tensor_type.elem_type)

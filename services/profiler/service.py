@@ -22,7 +22,7 @@ from infaas.costs import cost_per_query
 from infaas.hardware import usable_cores
 from infaas.runtimes import Runtime, make_runtime
 from infaas.schemas import ConcurrencyPoint, LatencyPoint, ModelInternal, StatusUpdate, VariantReport
-from infaas.tensors import Signature
+from infaas.tensors import Signature, validation_keys
 from infaas.variants import variant_id
 from services.profiler.generators import Candidate, SourceModel, registered_generators
 from services.profiler.profiling import SessionMeasurement, measure_session, saturation_qps
@@ -48,7 +48,7 @@ def load_validation(
     signature = Signature.from_json(model.signature)
     with np.load(io.BytesIO(artifacts.get(model.validation_digest)), allow_pickle=False) as npz:
         labels = npz["y"]
-        names = ["x"] if len(signature.inputs) == 1 else [s.name for s in signature.inputs]
+        names = validation_keys(signature)
         inputs = {s.name: npz[n].astype(s.dtype) for n, s in zip(names, signature.inputs, strict=True)}
     return inputs, labels
 

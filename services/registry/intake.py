@@ -18,7 +18,7 @@ import onnx
 
 from infaas.errors import InvalidInput, InvalidModel
 from infaas.runtimes import OnnxRuntime
-from infaas.tensors import Signature, TensorSpec, load_onnx, read_signature
+from infaas.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
 
 SUPPORTED_TASKS = frozenset({"classification"})
 
@@ -156,7 +156,7 @@ def load_validation(data: bytes, signature: Signature) -> dict[str, np.ndarray]:
         ) from exc
     if "y" not in arrays:
         raise InvalidInput("the validation set needs labels under key 'y'")
-    names = ["x"] if len(signature.inputs) == 1 else [s.name for s in signature.inputs]
+    names = validation_keys(signature)
     out: dict[str, np.ndarray] = {"y": arrays["y"]}
     for name, spec in zip(names, signature.inputs, strict=True):
         if name not in arrays:

@@ -10,13 +10,6 @@ import pytest
 from infaas.config import SERVICES, Settings
 
 
-@pytest.fixture(autouse=True)
-def _no_infaas_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("INFAAS_"):
-            monkeypatch.delenv(name)
-
-
 @pytest.mark.parametrize(
     ("given", "expected"),
     [

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from infaas.config import Settings
@@ -11,13 +9,6 @@ from infaas.variants import BatchLatency
 from services.profiler.generators import Candidate
 from services.profiler.profiling import batch_sizes_up_to, saturation_qps
 from services.profiler.service import expand
-
-
-@pytest.fixture(autouse=True)
-def _no_infaas_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("INFAAS_"):
-            monkeypatch.delenv(name)
 
 
 @pytest.mark.parametrize(
