@@ -24,13 +24,13 @@ test: $(STAMP)
 	$(VENV)/bin/pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check --no-cache .
+	$(VENV)/bin/ruff format --no-cache --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 format: $(STAMP)
-	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff check --no-cache .-fix .
 	$(VENV)/bin/ruff format .
 
 clean:

@@ -265,6 +265,7 @@ class NeuronVariants(VariantGenerator):
     def generate(self, source: SourceModel) -> list[Candidate]:  # pragma: no cover - needs Inferentia
         import torch
         import torch_neuronx
+
         from infaas.pytorch_io import load_torchscript
 
         assert source.torchscript_path is not None
