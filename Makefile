@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 format: $(STAMP)
-	$(VENV)/bin/ruff check --no-cache .-fix .
+	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
 clean:
