@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -62,16 +62,25 @@ class VariantGenerator(ABC):
     def generate(self, source: SourceModel) -> list[Candidate]: ...
 
 
+def _written(produce: Callable[[Path], object]) -> bytes:
+    """Bytes of the file `produce(path)` writes (the converters and quantizers only write files)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "artifact"
+        produce(out)
+        return out.read_bytes()
+
+
 def _ort_saved(source: Path, level: ort.GraphOptimizationLevel) -> bytes:
     """Let ONNX Runtime optimize the graph and save the result (what it would do at every load)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "optimized.onnx"
+
+    def optimize(out: Path) -> None:
         options = ort.SessionOptions()
         options.graph_optimization_level = level
         options.optimized_model_filepath = str(out)
         options.log_severity_level = 3
         ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
-        return out.read_bytes()
+
+    return _written(optimize)
 
 
 class OrtCpuGraphOptimizations(VariantGenerator):
@@ -110,11 +119,9 @@ class OrtInt8Dynamic(VariantGenerator):
     def generate(self, source: SourceModel) -> list[Candidate]:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        assert source.onnx_path is not None
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "int8.onnx"
-            quantize_dynamic(source.onnx_path, out, weight_type=QuantType.QInt8)
-            data = out.read_bytes()
+        onnx_path = source.onnx_path
+        assert onnx_path is not None
+        data = _written(lambda out: quantize_dynamic(onnx_path, out, weight_type=QuantType.QInt8))
         return [
             Candidate(self.name, "onnxruntime", "CPUExecutionProvider", "cpu", "basic", "int8-dynamic", data)
         ]
@@ -142,18 +149,18 @@ class OrtInt8Static(VariantGenerator):
     def generate(self, source: SourceModel) -> list[Candidate]:
         from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
-        assert source.onnx_path is not None
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "int8-qdq.onnx"
-            quantize_static(
-                source.onnx_path,
+        onnx_path = source.onnx_path
+        assert onnx_path is not None
+        data = _written(
+            lambda out: quantize_static(
+                onnx_path,
                 out,
                 _Calibration(source.calibration),
                 quant_format=QuantFormat.QDQ,
                 activation_type=QuantType.QUInt8,
                 weight_type=QuantType.QInt8,
             )
-            data = out.read_bytes()
+        )
         return [
             Candidate(self.name, "onnxruntime", "CPUExecutionProvider", "cpu", "basic", "int8-static", data)
         ]
@@ -272,10 +279,7 @@ class NeuronVariants(VariantGenerator):
         module = load_torchscript(source.torchscript_path.read_bytes())
         example = tuple(torch.from_numpy(a[:1]) for a in source.calibration.values())
         traced = torch_neuronx.trace(module, example)
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "neuron.pt"
-            torch.jit.save(traced, str(path))
-            data = path.read_bytes()
+        data = _written(lambda out: torch.jit.save(traced, str(out)))
         return [Candidate(self.name, "torchscript", "neuron", "neuron", "neuronx", "fp32", data)]
 
 

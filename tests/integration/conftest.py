@@ -10,11 +10,14 @@ from pathlib import Path
 import psycopg
 import pytest
 import redis
+from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from infaas.config import Settings
 from infaas.db import make_engine
 from infaas.migrate import upgrade
+from services.registry.app import create_app
+from services.registry.deps import _session
 from tests.conftest import libpq
 
 REDIS_DB = 15  # a database of its own, flushed around every test
@@ -76,3 +79,17 @@ def settings(pg_url: str, redis_url: str, tmp_path: Path) -> Settings:
         profile_seconds_per_point=0.02,
         profile_min_iterations=10,
     )
+
+
+@pytest.fixture
+def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
+    app = create_app(settings)
+
+    """The registry app in-process on real Postgres and Redis, inside the test's transaction."""
+
+    def session_override() -> Iterator[Session]:
+        yield db_session
+
+    app.dependency_overrides[_session] = session_override
+    with TestClient(app) as client:
+        yield client

@@ -4,7 +4,6 @@ Runtime measurements, results in Postgres and in the metadata store."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,7 +11,6 @@ import onnxruntime as ort
 import pytest
 import redis
 from fastapi.testclient import TestClient
-from sqlalchemy.orm import Session
 
 from infaas import store
 from infaas.artifacts import LocalArtifactStore
@@ -20,20 +18,10 @@ from infaas.clients.registry import RegistryClient
 from infaas.config import Settings
 from infaas.demo_models import DemoModel
 from services.profiler import service
-from services.registry.app import create_app
-from services.registry.deps import _session
 from tests.integration.registry.conftest import ADMIN, upload
 
 # How far a variant's outputs (class probabilities) may stray from the original model's.
 TOLERANCE = {"fp32": 1e-5, "int8-dynamic": 0.15, "int8-static": 0.25}
-
-
-@pytest.fixture
-def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
-    app = create_app(settings)
-    app.dependency_overrides[_session] = lambda: (yield db_session)
-    with TestClient(app) as client:
-        yield client
 
 
 @pytest.fixture
