@@ -185,7 +185,8 @@ async def infer_model(name: str, request: Request, authorization: AuthHeader = N
     principal = await state.auth.principal(authorization)
     model = await state.auth.model(principal, name)
     data = queries.parse_body(await request.body())
-    frame = queries.model_frame(model, data, max_rows=state.settings.max_query_rows)
+    app = await state.auth.app_of(model)
+    frame = queries.model_frame(model, app, data, max_rows=state.settings.max_query_rows)
     return await _to_scheduler(request, frame)
 
 

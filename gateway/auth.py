@@ -45,6 +45,10 @@ class Authenticator:
             raise Forbidden(f"this key belongs to app {principal.app!r}, not {name!r}")
         return app
 
+    async def app_of(self, model: ModelInternal) -> AppInternal:
+        """The settings of the app that owns a model (the caller was checked against the model)."""
+        return await self.apps.get(model.app, lambda: self.registry.app(model.app))
+
     async def model(self, principal: Principal, name: str) -> ModelInternal:
         model = await self.models.get(name, lambda: self.registry.model_by_name(name))
         if principal.role != "admin" and principal.app != model.app:

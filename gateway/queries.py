@@ -12,7 +12,7 @@ from infaas.schemas import AppInternal, ModelInternal
 from infaas.tensors import Signature, coerce_batch
 from infaas.wire import encode_frame
 
-_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy"})
+_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "variant"})
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
@@ -66,7 +66,23 @@ def tensors_for(signature: Signature, raw: Any, *, max_rows: int) -> dict[str, n
     return arrays
 
 
-def model_frame(model: ModelInternal, data: dict[str, Any], *, max_rows: int) -> bytes:
+def _policy(app: AppInternal) -> dict[str, Any]:
+    """What the scheduler needs of the app's settings, in the query's frame (no lookup on its side)."""
+    header: dict[str, Any] = {
+        "app": app.name,
+        "policy": app.slo_policy,
+        "cache": app.cache,
+        "prefer": app.prefer,
+    }
+    if app.slo_policy == "default":
+        header["default_output"] = app.default_output
+    return header
+
+
+def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes:
+    variant = data.get("variant")
+    if variant is not None and not isinstance(variant, str):
+        raise InvalidInput("variant must be a variant id (a string)", field="variant")
     signature = Signature.from_json(model.signature)
     arrays = tensors_for(signature, data["inputs"], max_rows=max_rows)
     header = {
@@ -75,6 +91,8 @@ def model_frame(model: ModelInternal, data: dict[str, Any], *, max_rows: int) ->
         "signature": signature.key,
         "latency_ms": data.get("latency_ms"),
         "min_accuracy": data.get("min_accuracy"),
+        "variant": variant,
+        **_policy(app),
     }
     return encode_frame(header, arrays)
 
@@ -88,6 +106,10 @@ def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes
             signatures.setdefault(sig.key, sig)
     if not signatures:
         raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
+    if "variant" in data:
+        raise InvalidInput(
+            "pinning a variant is for named-model queries (POST /v1/models/{name}/infer)", field="variant"
+        )
     first_error: InvalidInput | None = None
     for key, sig in signatures.items():
         try:
@@ -103,6 +125,7 @@ def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes
             "signature": key,
             "latency_ms": app.default_latency_ms if latency is None else latency,
             "min_accuracy": app.default_min_accuracy if accuracy is None else accuracy,
+            **_policy(app),
         }
         return encode_frame(header, arrays)
     assert first_error is not None

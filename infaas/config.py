@@ -75,6 +75,24 @@ class Settings(BaseSettings):
     query_timeout_s: float = 30.0
     """Hard limit a query waits for a worker, cold loads included, before the scheduler gives up."""
 
+    cache_bytes: int = 64 * 1024 * 1024
+    """Memory bound of each scheduler's prediction cache."""
+
+    max_pending_queries: int = 2048
+    """Queries one scheduler holds in flight before it sheds with 503 + Retry-After."""
+
+    app_max_pending: int = 1024
+    """Queries one app may have in flight before it gets 429 + Retry-After."""
+
+    queue_limit_s: float = 0.5
+    """Per variant, at most this many seconds of work (at its profiled saturation rate) queued."""
+
+    default_batch_budget_ms: float = 20.0
+    """AIMD latency budget of a batch whose queries carry no SLO."""
+
+    max_queue_delay_ms: float = 0.0
+    """Executor: wait up to this long for more queries before running a batch smaller than the max."""
+
     heartbeat_interval_s: float = 1.0
     """How often an executor reports its load and instances."""
 

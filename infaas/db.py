@@ -23,6 +23,7 @@ from sqlalchemy import (
     create_engine,
     event,
     false,
+    true,
 )
 from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
@@ -59,6 +60,9 @@ class AppRow(Base):
     default_latency_ms: Mapped[float | None] = mapped_column(Float)
     default_min_accuracy: Mapped[float | None] = mapped_column(Float)
     slo_policy: Mapped[str] = mapped_column(String(16), default="best_effort")
+    default_output: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    cache: Mapped[bool] = mapped_column(Boolean, server_default=true())
+    prefer: Mapped[str] = mapped_column(String(16), server_default="cost")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

@@ -82,6 +82,12 @@ class Unavailable(InfaasError):
     code = "unavailable"
 
 
+class Overloaded(Unavailable):
+    """Queues are full: shed instead of queueing without bound (answered with Retry-After)."""
+
+    code = "overloaded"
+
+
 class DeadlineExceeded(InfaasError):
     status = 504
     code = "deadline_exceeded"

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
 SloPolicy = Literal["error", "best_effort", "default"]
+Prefer = Literal["cost", "latency"]
 ModelStatus = Literal["registered", "profiling", "ready", "failed"]
 
 
@@ -22,7 +23,25 @@ class AppCreate(Strict):
     default_min_accuracy: float | None = Field(
         None, ge=0, le=1, description="Minimum accuracy when a query has none."
     )
-    slo_policy: SloPolicy = Field("best_effort", description="What to answer when a query misses its SLO.")
+    slo_policy: SloPolicy = Field(
+        "best_effort",
+        description="What to answer when a query misses its SLO: `error` (504 saying what happened), "
+        "`best_effort` (the late answer, marked `slo_met: false`) or `default` (`default_output`, marked "
+        "`default: true`).",
+    )
+    default_output: dict[str, list[Any]] | None = Field(
+        None, description="Outputs answered under the `default` policy: {output name: one row}."
+    )
+    cache: bool = Field(True, description="Serve repeated inputs from the prediction cache.")
+    prefer: Prefer = Field(
+        "cost", description="Among variants that meet a query: the cheapest per query, or the fastest."
+    )
+
+    @model_validator(mode="after")
+    def _default_needs_output(self) -> AppCreate:
+        if self.slo_policy == "default" and not self.default_output:
+            raise ValueError("slo_policy 'default' needs default_output")
+        return self
 
 
 class App(BaseModel):
@@ -30,6 +49,9 @@ class App(BaseModel):
     default_latency_ms: float | None
     default_min_accuracy: float | None
     slo_policy: SloPolicy
+    default_output: dict[str, list[Any]] | None = None
+    cache: bool = True
+    prefer: Prefer = "cost"
     created_at: datetime
     models: list[str] = Field(default_factory=list)
 
@@ -206,6 +228,9 @@ class AppInternal(BaseModel):
     default_latency_ms: float | None
     default_min_accuracy: float | None
     slo_policy: SloPolicy
+    default_output: dict[str, list[Any]] | None = None
+    cache: bool = True
+    prefer: Prefer = "cost"
     models: list[ModelInternal]
 
 
@@ -246,6 +271,9 @@ class InferRequest(BaseModel):
     )
     latency_ms: float | None = Field(None, gt=0, description="Latency SLO for this query.")
     min_accuracy: float | None = Field(None, ge=0, le=1, description="Lowest acceptable accuracy.")
+    variant: str | None = Field(
+        None, description="Named-model queries only: run exactly this variant (for benchmarks and tests)."
+    )
 
 
 class QueryLatency(BaseModel):
@@ -262,6 +290,7 @@ class InferResponse(BaseModel):
     hardware: str
     latency_ms: QueryLatency
     slo_met: bool | None = Field(description="Whether total latency met the SLO; null when none was set.")
-    cached: bool = False
-    reason: str = Field(description="Why this variant was chosen.")
+    cached: bool = Field(False, description="Answered from the prediction cache.")
+    default: bool = Field(False, description="The SLO was missed and the app's default output answered.")
+    reason: str = Field(description="Why this variant was chosen, and what happened.")
     request_id: str

@@ -10,15 +10,20 @@ Instances that are overloaded, interfered, failed or still loading are never cho
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
-from infaas.errors import RequirementsUnmet, Unavailable
+import numpy as np
+
+from infaas.errors import Overloaded, RequirementsUnmet, Unavailable
 from infaas.variants import VariantProfile
 
 InstanceState = Literal["inactive", "loading", "active", "overloaded", "interfered", "failed"]
+Prefer = Literal["cost", "latency"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +53,26 @@ class WorkerView:
     utilization: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Snapshot:
     """What selection knows: profiled variants and the live instances and workers."""
 
     variants: Mapping[str, VariantProfile] = field(default_factory=dict)
     instances: tuple[InstanceView, ...] = ()
     workers: tuple[WorkerView, ...] = ()
+
+    @cached_property
+    def _ids(self) -> tuple[frozenset[str], frozenset[str]]:
+        active = frozenset(i.variant_id for i in self.instances if i.state == "active")
+        return active, frozenset(i.variant_id for i in self.instances)
+
+    def active_ids(self) -> frozenset[str]:
+        """Variants with at least one instance in state `active`."""
+        return self._ids[0]
+
+    def placed_ids(self) -> frozenset[str]:
+        """Variants with an instance in any state (loading, overloaded, … included)."""
+        return self._ids[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,37 +89,107 @@ def meets(variant: VariantProfile, req: Requirements, rows: int) -> bool:
     return req.latency_ms is None or variant.latency_ms(rows) <= req.latency_ms
 
 
+# Batch sizes at which candidate latencies are precomputed; a query of `rows` rows uses the next one up.
+_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+class CandidateIndex:
+    """The variants one query may choose from, laid out as arrays so that checking a thousand of them
+    is a few vector operations instead of a Python loop (INFaaS kept sorted sets in Redis for the
+    same reason). Built once per snapshot refresh, immutable afterwards."""
+
+    def __init__(self, variants: Iterable[VariantProfile]) -> None:
+        self.variants: tuple[VariantProfile, ...] = tuple(variants)
+        n = len(self.variants)
+        self.accuracy = np.fromiter((v.accuracy for v in self.variants), dtype=np.float64, count=n)
+        self.dominated = np.fromiter((v.dominated for v in self.variants), dtype=bool, count=n)
+        self.cost = np.fromiter((v.cost_per_query for v in self.variants), dtype=np.float64, count=n)
+        self.load_ms = np.fromiter((v.load_ms for v in self.variants), dtype=np.float64, count=n)
+        self.latency = np.array(
+            [[v.latency_ms(b) for b in _BUCKETS] for v in self.variants], dtype=np.float64
+        ).reshape(n, len(_BUCKETS))
+        self.ids = np.array([v.id for v in self.variants], dtype=object)
+        self._placement: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.variants)
+
+    def latency_at(self, rows: int) -> np.ndarray:
+        k = bisect.bisect_left(_BUCKETS, rows)
+        if k < len(_BUCKETS) and _BUCKETS[k] == rows:
+            return self.latency[:, k]
+        # Rows between two buckets (or beyond the last): exact per-variant values.
+        return np.fromiter((v.latency_ms(rows) for v in self.variants), dtype=np.float64, count=len(self))
+
+    def placement(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """(has an active instance, has any instance) per variant, cached for this snapshot object."""
+        if self._placement is not None and self._placement[0] == id(snapshot):
+            return self._placement[1], self._placement[2]
+        active_ids, placed_ids = snapshot.active_ids(), snapshot.placed_ids()
+        active = np.fromiter((v.id in active_ids for v in self.variants), dtype=bool, count=len(self))
+        placed = np.fromiter((v.id in placed_ids for v in self.variants), dtype=bool, count=len(self))
+        self._placement = (id(snapshot), active, placed)
+        return active, placed
+
+
 def get_variant(
-    req: Requirements, rows: int, candidates: Iterable[VariantProfile], snapshot: Snapshot
+    req: Requirements,
+    rows: int,
+    candidates: Iterable[VariantProfile] | CandidateIndex,
+    snapshot: Snapshot,
+    *,
+    prefer: Prefer = "cost",
+    saturated: frozenset[str] = frozenset(),
 ) -> Decision:
-    """Choose the variant (and, for a cold one, the worker to load it on) for one query."""
-    pool = list(candidates)
-    satisfying = [v for v in pool if meets(v, req, rows)]
-    if not satisfying:
-        raise _unmet(req, rows, pool)
+    """Choose the variant (and, for a cold one, the worker to load it on) for one query.
+
+    `prefer` orders the active variants that meet the query: cheapest per query first, or fastest.
+    `saturated` are variants whose queue is full right now: treated like overloaded instances.
+    """
+    index = candidates if isinstance(candidates, CandidateIndex) else CandidateIndex(candidates)
+    if not len(index):
+        raise _unmet(req, rows, [])
+    latency = index.latency_at(rows)
+    ok = np.ones(len(index), dtype=bool)
+    if req.min_accuracy is not None:
+        ok &= index.accuracy >= req.min_accuracy
+    if req.latency_ms is not None:
+        ok &= latency <= req.latency_ms
+    if not ok.any():
+        raise _unmet(req, rows, list(index.variants))
     # Dominated variants lose to another on every profiled axis; they stay only as a fallback for the
     # rare query whose batch size makes the dominating one miss the latency bound.
-    satisfying = [v for v in satisfying if not v.dominated] or satisfying
+    undominated = ok & ~index.dominated
+    if undominated.any():
+        ok = undominated
+    if saturated:
+        ok_ids = {index.ids[i] for i in np.flatnonzero(ok)}
+        if ok_ids <= saturated:
+            raise Overloaded(
+                "every variant that meets the query is at its queue limit", variants=sorted(ok_ids)
+            )
+        ok &= np.fromiter((i not in saturated for i in index.ids), dtype=bool, count=len(index))
 
-    by_variant: dict[str, list[InstanceView]] = {}
-    for inst in snapshot.instances:
-        by_variant.setdefault(inst.variant_id, []).append(inst)
-
-    active = [v for v in satisfying if any(i.state == "active" for i in by_variant.get(v.id, ()))]
-    if active:
-        best = min(active, key=lambda v: (v.latency_ms(rows), v.id))
+    active, placed = index.placement(snapshot)
+    hot = np.flatnonzero(ok & active)
+    if hot.size:
+        primary, secondary = (index.cost, latency) if prefer == "cost" else (latency, index.cost)
+        best = int(hot[np.lexsort((index.ids[hot].astype(str), secondary[hot], primary[hot]))[0]])
+        why = "cheapest" if prefer == "cost" else "fastest"
         return Decision(
-            variant=best,
+            variant=index.variants[best],
             action="active",
             worker=None,
-            reason="fastest active variant meeting the requirements",
+            reason=f"{why} active variant meeting the requirements",
         )
 
     # A variant that is loading, overloaded or interfered somewhere is not cold: loading it again on
     # another worker is what the autoscaler decides, not a single query. Prefer truly cold variants.
-    cold = [v for v in satisfying if not by_variant.get(v.id)]
-    ranked = sorted(cold or satisfying, key=lambda v: (v.load_ms + v.latency_ms(rows), v.id))
-    for variant in ranked:
+    cold = np.flatnonzero(ok & ~placed)
+    pool = cold if cold.size else np.flatnonzero(ok)
+    order = pool[np.lexsort((index.ids[pool].astype(str), (index.load_ms + latency)[pool]))]
+    for i in order:
+        variant = index.variants[int(i)]
         worker = least_utilized_worker(variant, snapshot.workers)
         if worker is not None:
             return Decision(
@@ -111,7 +199,7 @@ def get_variant(
                 reason="no active variant meets the requirements: loading the one with "
                 "the lowest load + inference latency",
             )
-    kinds = sorted({v.hardware for v in ranked})
+    kinds = sorted({index.variants[int(i)].hardware for i in order})
     raise Unavailable(
         f"no live worker of hardware kind {', '.join(kinds)} can host a satisfying variant", hardware=kinds
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 
 import orjson
@@ -34,7 +35,11 @@ def install_common(app: FastAPI, *, service: str) -> None:
 
     @app.exception_handler(InfaasError)
     async def _infaas_error(_request: Request, exc: InfaasError) -> Response:
-        return json_response(exc.to_body(), exc.status)
+        response = json_response(exc.to_body(), exc.status)
+        retry = exc.details.get("retry_after_s")
+        if retry is not None:  # shed load says when to come back (RFC 9110 Retry-After, whole seconds)
+            response.headers["Retry-After"] = str(max(1, math.ceil(float(retry))))
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_request: Request, exc: RequestValidationError) -> Response:

@@ -39,6 +39,20 @@ def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -
     return b"".join([_LEN.pack(len(head)), head, *chunks])
 
 
+def peek_header(frame: bytes) -> dict[str, Any]:
+    """Only the JSON header of a frame (for routing an answer without touching its tensors)."""
+    if len(frame) < _LEN.size:
+        raise BadRequest("truncated frame")
+    (head_len,) = _LEN.unpack_from(frame, 0)
+    try:
+        header = orjson.loads(frame[_LEN.size : _LEN.size + head_len])
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest("frame header is not JSON") from exc
+    if not isinstance(header, dict):
+        raise BadRequest("frame header must be an object")
+    return header
+
+
 def decode_frame(frame: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Unpack a frame; a malformed frame is a `BadRequest`, never an exception from NumPy."""
     if len(frame) < _LEN.size:

@@ -104,19 +104,41 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = aioredis.Redis.from_url(settings.require_redis())
         host = InstanceHost(
-            worker_id=worker_id, redis=redis, artifacts=LocalArtifactStore(settings.resolved_artifact_dir)
+            worker_id=worker_id,
+            redis=redis,
+            artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
+            default_budget_ms=settings.default_batch_budget_ms,
+            max_queue_delay_ms=settings.max_queue_delay_ms,
         )
         registry = AsyncRegistryClient(settings.service_url("registry"))
         app.state.host = host
         last = {"t": time.monotonic(), "busy": 0.0}
 
-        async def beat() -> None:
+        async def beat(tick: bool = False) -> None:
+            """Report load and instance states; `tick` closes each instance's observation window."""
+            changed = False
+            if tick:
+                for instance in host.instances.values():
+                    before = instance.state
+                    status = instance.monitor.tick()
+                    changed |= status.state != before
+                    metrics.set_state(
+                        instance.profile.id, status.state, instance.in_flight, instance.aimd.limit()
+                    )
             now = time.monotonic()
             busy = sum(i.busy_seconds for i in host.instances.values())
             elapsed = max(now - last["t"], 1e-3)
             utilization = min(1.0, max(0.0, busy - last["busy"]) / (elapsed * hardware.cores))
             last.update(t=now, busy=busy)
-            states = {vid: {"state": i.state, "pending": i.in_flight} for vid, i in host.instances.items()}
+            states = {
+                vid: {
+                    "state": i.state,
+                    "reason": i.monitor.status.reason,
+                    "pending": i.in_flight,
+                    "batch_limit": i.aimd.limit(),
+                }
+                for vid, i in host.instances.items()
+            }
             used = sum(i.profile.peak_memory_bytes for i in host.instances.values())
             view = WorkerView(
                 id=worker_id,
@@ -130,8 +152,8 @@ def create_app(settings: Settings) -> FastAPI:
             await store.heartbeat(
                 redis, worker=view, instances=states, now=time.time(), ttl_s=settings.heartbeat_ttl_s
             )
-            for state in ("loading", "active", "failed"):
-                metrics.INSTANCES.labels(state).set(sum(i.state == state for i in host.instances.values()))
+            if changed:  # schedulers re-read instance states now rather than at their next poll
+                await redis.publish(store.INVALIDATE, "instances")
 
         app.state.beat = beat
 
@@ -151,7 +173,7 @@ def create_app(settings: Settings) -> FastAPI:
                         )
                         registered = True
                         log.info("registered worker %s at %s", worker_id, url)
-                    await beat()
+                    await beat(tick=True)
                 except Exception as exc:  # registry or Redis briefly away: keep trying
                     log.warning("heartbeat failed: %s", exc)
                 await asyncio.sleep(settings.heartbeat_interval_s)

@@ -16,6 +16,7 @@ from redis.exceptions import ResponseError
 
 from infaas import store
 from infaas.artifacts import ArtifactStore
+from infaas.instance_state import AIMD, InstanceMonitor, Status
 from infaas.runtimes import Runtime, make_runtime
 from infaas.variants import VariantProfile
 from infaas.wire import decode_frame, encode_frame
@@ -35,7 +36,8 @@ class Query:
 @dataclass
 class Instance:
     profile: VariantProfile
-    state: str = "loading"
+    monitor: InstanceMonitor
+    aimd: AIMD
     runtime: Runtime | None = None
     task: asyncio.Task[None] | None = None
     pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=1))
@@ -44,14 +46,28 @@ class Instance:
     load_ms: float = 0.0
     error: str | None = None
 
+    @property
+    def state(self) -> str:
+        return self.monitor.status.state
+
 
 class InstanceHost:
     """Owns this worker's instances and their consumer loops."""
 
-    def __init__(self, *, worker_id: str, redis: aioredis.Redis, artifacts: ArtifactStore) -> None:
+    def __init__(
+        self,
+        *,
+        worker_id: str,
+        redis: aioredis.Redis,
+        artifacts: ArtifactStore,
+        default_budget_ms: float = 20.0,
+        max_queue_delay_ms: float = 0.0,
+    ) -> None:
         self.worker_id = worker_id
         self.redis = redis
         self.artifacts = artifacts
+        self.default_budget_ms = default_budget_ms
+        self.max_queue_delay_ms = max_queue_delay_ms
         self.instances: dict[str, Instance] = {}
         self._loading: dict[str, asyncio.Future[Instance]] = {}
 
@@ -77,7 +93,12 @@ class InstanceHost:
             del self._loading[profile.id]
 
     async def _load(self, profile: VariantProfile) -> Instance:
-        instance = Instance(profile=profile)
+        # AIMD grows by an eighth of the max batch per good batch: a few batches reach the cap.
+        instance = Instance(
+            profile=profile,
+            monitor=InstanceMonitor(profile),
+            aimd=AIMD(cap=profile.max_batch, step=max(1, profile.max_batch // 8)),
+        )
         self.instances[profile.id] = instance
         start = time.perf_counter()
         try:
@@ -96,14 +117,14 @@ class InstanceHost:
             await asyncio.get_running_loop().run_in_executor(instance.pool, runtime.load)
             await self._ensure_group(profile.id)
         except Exception as exc:
-            instance.state = "failed"
+            instance.monitor.status = Status("failed", f"load failed: {str(exc)[:200]}")
             instance.error = str(exc)[:300]
             log.exception("loading %s failed", profile.id)
             raise
         instance.runtime = runtime
         instance.load_ms = (time.perf_counter() - start) * 1000
         metrics.LOAD_SECONDS.observe(instance.load_ms / 1000)
-        instance.state = "active"
+        instance.monitor.status = Status("active", f"loaded in {instance.load_ms:.0f} ms")
         instance.task = asyncio.create_task(self._consume(instance), name=f"consume:{profile.id}")
         return instance
 
@@ -134,26 +155,32 @@ class InstanceHost:
             await self.unload(vid)
 
     async def _consume(self, instance: Instance) -> None:
-        """Pull up to a max batch of queries at a time; first whatever this consumer left pending."""
-        vid = instance.profile.id
-        stream = store.stream_key(vid)
+        """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
+        pending before a restart. With a queue delay set, a short batch waits briefly for company."""
+        stream = store.stream_key(instance.profile.id)
         cursor = "0"  # re-read entries delivered to this consumer before a restart
         while True:
+            limit = instance.aimd.limit()
             try:
                 reply: Any = await self.redis.xreadgroup(
-                    store.STREAM_GROUP,
-                    self.worker_id,
-                    {stream: cursor},
-                    count=instance.profile.max_batch,
-                    block=1000,
+                    store.STREAM_GROUP, self.worker_id, {stream: cursor}, count=limit, block=1000
                 )
+                entries = reply[0][1] if reply else []
+                if cursor == ">" and entries and len(entries) < limit and self.max_queue_delay_ms > 0:
+                    more: Any = await self.redis.xreadgroup(
+                        store.STREAM_GROUP,
+                        self.worker_id,
+                        {stream: ">"},
+                        count=limit - len(entries),
+                        block=max(1, int(self.max_queue_delay_ms)),
+                    )
+                    entries += more[0][1] if more else []
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("reading %s failed; retrying", stream)
                 await asyncio.sleep(0.5)
                 continue
-            entries = reply[0][1] if reply else []
             if cursor == "0" and not entries:
                 cursor = ">"
                 continue
@@ -164,23 +191,47 @@ class InstanceHost:
         picked_at = time.time()
         queries = []
         done_ids = []
+        expired = []
         for entry_id, fields in entries:
             done_ids.append(entry_id)
             try:
                 header, inputs = decode_frame(fields[b"f"])
             except Exception:
                 log.exception("dropping malformed entry %s", entry_id)
+                metrics.FAILURES.labels(instance.profile.id, "malformed").inc()
                 continue
             rows = next(iter(inputs.values())).shape[0] if inputs else 0
-            queries.append(Query(entry_id=entry_id, header=header, inputs=inputs, rows=rows))
+            query = Query(entry_id=entry_id, header=header, inputs=inputs, rows=rows)
+            instance.monitor.offered(rows)
+            drop_after = header.get("drop_after")
+            if isinstance(drop_after, int | float) and picked_at > drop_after:
+                expired.append(query)  # its caller has stopped waiting: running it would only add load
+            else:
+                queries.append(query)
         instance.in_flight += len(queries)
         try:
-            for batch in _batches(queries, instance.profile.max_batch):
+            if expired:
+                await self._reply_expired(instance, expired, picked_at)
+            for batch in _batches(queries, instance.aimd.limit()):
                 await self._run_batch(instance, batch, picked_at)
         finally:
             instance.in_flight -= len(queries)
             await self.redis.xack(store.stream_key(instance.profile.id), store.STREAM_GROUP, *done_ids)
             await self.redis.xdel(store.stream_key(instance.profile.id), *done_ids)
+
+    async def _reply_expired(self, instance: Instance, expired: list[Query], picked_at: float) -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        for q in expired:
+            metrics.FAILURES.labels(instance.profile.id, "expired").inc()
+            head = {
+                "id": q.header["id"],
+                "worker": self.worker_id,
+                "variant": instance.profile.id,
+                "error": "the query's deadline passed before it could run",
+                "queue_ms": round((picked_at - _enqueued(q, picked_at)) * 1000, 4),
+            }
+            pipe.publish(str(q.header["reply"]), encode_frame(head, {}))
+        await pipe.execute()
 
     async def _run_batch(self, instance: Instance, batch: list[Query], picked_at: float) -> None:
         profile = instance.profile
@@ -191,6 +242,7 @@ class InstanceHost:
             merged = batch[0].inputs
         else:
             merged = {n: np.concatenate([q.inputs[n] for q in batch]) for n in names}
+        rows_total = sum(q.rows for q in batch)
         start = time.perf_counter()
         try:
             outputs = await asyncio.get_running_loop().run_in_executor(
@@ -201,31 +253,37 @@ class InstanceHost:
             log.exception("running %s failed", profile.id)
             outputs, error = {}, str(exc)[:300]
         compute_s = time.perf_counter() - start
+        compute_ms = compute_s * 1000
         instance.busy_seconds += compute_s * profile.threads
-        metrics.COMPUTE_SECONDS.labels(profile.id).observe(compute_s)
-        metrics.BATCH_ROWS.labels(profile.id).observe(sum(q.rows for q in batch))
+        instance.monitor.ran(rows_total, compute_ms)
+        budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
+        instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else self.default_budget_ms)
+        metrics.observe_batch(profile.id, rows_total, compute_s)
         offset = 0
         pipe = self.redis.pipeline(transaction=False)
         for q in batch:
-            queue_s = max(0.0, picked_at - float(q.header.get("enqueued_at", picked_at)))  # type: ignore[arg-type]
-            metrics.QUEUE_SECONDS.labels(profile.id).observe(queue_s)
+            queue_s = max(0.0, picked_at - _enqueued(q, picked_at))
+            metrics.observe_query(profile.id, queue_s, ok=error is None)
             head = {
                 "id": q.header["id"],
                 "worker": self.worker_id,
                 "variant": profile.id,
                 "queue_ms": round(queue_s * 1000, 4),
-                "compute_ms": round(compute_s * 1000, 4),
-                "batch_rows": sum(x.rows for x in batch),
+                "compute_ms": round(compute_ms, 4),
+                "batch_rows": rows_total,
             }
             if error is None:
                 part = {n: a[offset : offset + q.rows] for n, a in outputs.items()}
-                metrics.QUERIES.labels(profile.id, "ok").inc()
             else:
                 part, head["error"] = {}, error
-                metrics.QUERIES.labels(profile.id, "error").inc()
             offset += q.rows
             pipe.publish(str(q.header["reply"]), encode_frame(head, part))
         await pipe.execute()
+
+
+def _enqueued(query: Query, default: float) -> float:
+    value = query.header.get("enqueued_at")
+    return float(value) if isinstance(value, int | float) else default
 
 
 def _batches(queries: list[Query], max_batch: int) -> list[list[Query]]:

@@ -1,10 +1,21 @@
-"""Executor metrics (names modelled on Triton's `nv_inference_*`)."""
+"""Executor metrics, named after Triton's `nv_inference_*` set (counters in µs, plus histograms)."""
 
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-QUERIES = Counter("infaas_executor_queries_total", "Queries answered, by outcome", ["variant", "outcome"])
+_BUCKETS = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1)
+
+SUCCESS = Counter("infaas_inference_request_success_total", "Queries answered", ["variant"])
+FAILURES = Counter(
+    "infaas_inference_request_failure_total", "Queries not answered, by reason", ["variant", "reason"]
+)
+INFERENCES = Counter("infaas_inference_count_total", "Rows inferred (a batch of n counts n)", ["variant"])
+EXECUTIONS = Counter("infaas_inference_exec_count_total", "Batches executed", ["variant"])
+QUEUE_US = Counter("infaas_inference_queue_duration_us_total", "Cumulative time queries waited", ["variant"])
+COMPUTE_US = Counter(
+    "infaas_inference_compute_infer_duration_us_total", "Cumulative model run time", ["variant"]
+)
 BATCH_ROWS = Histogram(
     "infaas_executor_batch_rows",
     "Rows per executed batch",
@@ -12,20 +23,45 @@ BATCH_ROWS = Histogram(
     buckets=(1, 2, 4, 8, 16, 32, 64, 128),
 )
 COMPUTE_SECONDS = Histogram(
-    "infaas_executor_compute_duration_seconds",
-    "Model run time per batch",
-    ["variant"],
-    buckets=(0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1),
+    "infaas_executor_compute_duration_seconds", "Model run time per batch", ["variant"], buckets=_BUCKETS
 )
 QUEUE_SECONDS = Histogram(
     "infaas_executor_queue_duration_seconds",
-    "Time a query waited in its variant stream",
+    "Time a query waited in its stream",
     ["variant"],
-    buckets=(0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1),
+    buckets=_BUCKETS,
 )
-INSTANCES = Gauge("infaas_executor_instances", "Instances on this worker, by state", ["state"])
+PENDING = Gauge("infaas_inference_pending_request_count", "Queries taken but not yet answered", ["variant"])
+BATCH_LIMIT = Gauge("infaas_executor_batch_limit", "Current AIMD batch limit", ["variant"])
+INSTANCE_STATE = Gauge("infaas_instance_state", "1 for the state each instance is in", ["variant", "state"])
 LOAD_SECONDS = Histogram(
     "infaas_executor_instance_load_duration_seconds",
     "Instance load time",
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10),
 )
+
+STATES = ("loading", "active", "overloaded", "interfered", "failed")
+
+
+def observe_batch(variant: str, rows: int, compute_s: float) -> None:
+    INFERENCES.labels(variant).inc(rows)
+    EXECUTIONS.labels(variant).inc()
+    COMPUTE_US.labels(variant).inc(compute_s * 1e6)
+    COMPUTE_SECONDS.labels(variant).observe(compute_s)
+    BATCH_ROWS.labels(variant).observe(rows)
+
+
+def observe_query(variant: str, queue_s: float, *, ok: bool) -> None:
+    QUEUE_US.labels(variant).inc(queue_s * 1e6)
+    QUEUE_SECONDS.labels(variant).observe(queue_s)
+    if ok:
+        SUCCESS.labels(variant).inc()
+    else:
+        FAILURES.labels(variant, "run_error").inc()
+
+
+def set_state(variant: str, state: str, pending: int, batch_limit: int) -> None:
+    for s in STATES:
+        INSTANCE_STATE.labels(variant, s).set(1.0 if s == state else 0.0)
+    PENDING.labels(variant).set(pending)
+    BATCH_LIMIT.labels(variant).set(batch_limit)

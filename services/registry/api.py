@@ -194,6 +194,9 @@ def app_internal(app: str, session: SessionDep) -> AppInternal:
         default_latency_ms=row.default_latency_ms,
         default_min_accuracy=row.default_min_accuracy,
         slo_policy=row.slo_policy,
+        default_output=row.default_output,
+        cache=row.cache,
+        prefer=row.prefer,
         models=[views.model_internal(m, app) for m in repo.models(session, app_id=row.id)],
     )
 

@@ -97,6 +97,9 @@ def create_app(session: Session, principal: Principal, body: AppCreate) -> tuple
         default_latency_ms=body.default_latency_ms,
         default_min_accuracy=body.default_min_accuracy,
         slo_policy=body.slo_policy,
+        default_output=body.default_output,
+        cache=body.cache,
+        prefer=body.prefer,
     )
     key = new_key("inf")
     session.add(app)

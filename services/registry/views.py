@@ -27,6 +27,9 @@ def app_view(row: AppRow, models: list[str]) -> App:
         default_latency_ms=row.default_latency_ms,
         default_min_accuracy=row.default_min_accuracy,
         slo_policy=row.slo_policy,
+        default_output=row.default_output,
+        cache=row.cache,
+        prefer=row.prefer,
         created_at=row.created_at,
         models=models,
     )

@@ -54,9 +54,7 @@ def create_app(settings: Settings) -> FastAPI:
         redis = aioredis.Redis.from_url(settings.require_redis())
         snapshot = SnapshotCache(redis, ttl_s=settings.heartbeat_ttl_s)
         executors = ExecutorClient()
-        dispatcher = Dispatcher(
-            redis=redis, snapshot=snapshot, executors=executors, timeout_s=settings.query_timeout_s
-        )
+        dispatcher = Dispatcher(redis=redis, snapshot=snapshot, executors=executors, settings=settings)
         await snapshot.start()
         await dispatcher.start()
         app.state.snapshot = snapshot

@@ -17,7 +17,7 @@ from dataclasses import replace
 import redis.asyncio as aioredis
 
 from infaas import store
-from infaas.selection import InstanceView, Snapshot
+from infaas.selection import CandidateIndex, InstanceView, Snapshot
 from infaas.variants import VariantProfile
 
 log = logging.getLogger("infaas.scheduler")
@@ -37,8 +37,8 @@ class SnapshotCache:
         self.interval_s = interval_s
         self.clock = clock
         self.snapshot = Snapshot()
-        self.by_model: dict[str, tuple[VariantProfile, ...]] = {}
-        self.by_app_signature: dict[tuple[str, str], tuple[VariantProfile, ...]] = {}
+        self.by_model: dict[str, CandidateIndex] = {}
+        self.by_app_signature: dict[tuple[str, str], CandidateIndex] = {}
         self._task: asyncio.Task[None] | None = None
 
     async def refresh_variants(self) -> None:
@@ -48,8 +48,9 @@ class SnapshotCache:
         for v in variants.values():
             by_model.setdefault(v.model, []).append(v)
             by_app.setdefault((v.app, v.signature_key), []).append(v)
-        self.by_model = {k: tuple(v) for k, v in by_model.items()}
-        self.by_app_signature = {k: tuple(v) for k, v in by_app.items()}
+        # Candidate arrays are built here, once per change, so a query decides without building anything.
+        self.by_model = {k: CandidateIndex(v) for k, v in by_model.items()}
+        self.by_app_signature = {k: CandidateIndex(v) for k, v in by_app.items()}
         self.snapshot = replace(self.snapshot, variants=variants)
 
     async def refresh_live(self) -> None:

@@ -45,6 +45,7 @@ EXPECTED = {
     "RequirementsUnmet": (422, "requirements_unmet"),
     "TooManyRequests": (429, "too_many_requests"),
     "Unavailable": (503, "unavailable"),
+    "Overloaded": (503, "overloaded"),
     "DeadlineExceeded": (504, "deadline_exceeded"),
 }
 

@@ -103,7 +103,7 @@ def test_parse_body_refuses_bad_content_with_422(data: Any, field: str | None) -
 def test_parse_body_unknown_fields_lists_the_allowed_ones() -> None:
     with pytest.raises(InvalidInput, match="extra") as info:
         parse_body(orjson.dumps({"inputs": [], "extra": 1}))
-    assert info.value.details["allowed"] == ["inputs", "latency_ms", "min_accuracy"]
+    assert info.value.details["allowed"] == ["inputs", "latency_ms", "min_accuracy", "variant"]
 
 
 # --- tensors_for --------------------------------------------------------------------------------------
@@ -173,7 +173,8 @@ def test_tensors_for_enforces_max_rows() -> None:
 
 
 def test_model_frame_header_and_arrays() -> None:
-    frame = model_frame(model("clf", X4), {"inputs": [[1, 2, 3, 4]], "latency_ms": 15}, max_rows=8)
+    owner = app([], latency=None, accuracy=None)
+    frame = model_frame(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "latency_ms": 15}, max_rows=8)
     header, tensors = decode_frame(frame)
     assert header == {
         "kind": "model",
@@ -181,6 +182,11 @@ def test_model_frame_header_and_arrays() -> None:
         "signature": "x:float32:4",
         "latency_ms": 15,
         "min_accuracy": None,
+        "variant": None,
+        "app": "shop",
+        "policy": "best_effort",
+        "cache": True,
+        "prefer": "cost",
     }
     np.testing.assert_array_equal(tensors["x"], np.array([[1, 2, 3, 4]], dtype=np.float32))
     assert tensors["x"].dtype == np.float32
@@ -196,6 +202,10 @@ def test_app_frame_picks_the_matching_signature_and_applies_defaults() -> None:
         "signature": "x:float32:8",
         "latency_ms": 50.0,
         "min_accuracy": 0.9,
+        "app": "shop",
+        "policy": "best_effort",
+        "cache": True,
+        "prefer": "cost",
     }
     assert tensors["x"].shape == (2, 8)
     np.testing.assert_array_equal(tensors["x"], np.arange(16, dtype=np.float32).reshape(2, 8))
@@ -248,3 +258,18 @@ def test_app_frame_without_a_usable_model(models: list[ModelInternal]) -> None:
     with pytest.raises(InvalidInput) as info:
         app_frame(app(models), {"inputs": [[1, 2, 3, 4]]}, max_rows=8)
     assert info.value.details == {"app": "shop"}
+
+
+def test_default_policy_carries_the_default_output_and_pinning_is_for_models_only() -> None:
+    shop = app([model("small", X4, mid=1)]).model_copy(
+        update={"slo_policy": "default", "default_output": {"y": [0.5, 0.5]}}
+    )
+    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8))
+    assert header["policy"] == "default" and header["default_output"] == {"y": [0.5, 0.5]}
+    with pytest.raises(InvalidInput) as info:
+        app_frame(shop, {"inputs": [[1, 2, 3, 4]], "variant": "small.x"}, max_rows=8)
+    assert info.value.details["field"] == "variant"
+    pinned, _ = decode_frame(
+        model_frame(model("small", X4), shop, {"inputs": [[1, 2, 3, 4]], "variant": "v1"}, max_rows=8)
+    )
+    assert pinned["variant"] == "v1"
