@@ -16,6 +16,7 @@ from infaas.schemas import (
     App,
     AppCreate,
     AppCreated,
+    AppUpdate,
     HardwareKind,
     InferRequest,
     InferResponse,
@@ -86,6 +87,20 @@ async def list_apps(request: Request, authorization: AuthHeader = None) -> Respo
 async def get_app(app: str, request: Request, authorization: AuthHeader = None) -> Response:
     principal = await _state(request).auth.principal(authorization)
     return await _forward(request, principal, "GET", f"/v1/apps/{app}")
+
+
+@router.patch("/apps/{app}", response_model=App, responses=_ERRORS)
+async def update_app(
+    app: str, body: AppUpdate, request: Request, authorization: AuthHeader = None
+) -> Response:
+    """Change an app's default requirements, SLO-miss policy, cache and cost/latency preference."""
+    state = _state(request)
+    principal = await state.auth.principal(authorization)
+    response = await _forward(
+        request, principal, "PATCH", f"/v1/apps/{app}", json=body.model_dump(exclude_unset=True)
+    )
+    state.auth.apps.drop(app)  # this gateway applies the change at once; others within the cache TTL
+    return response
 
 
 @router.post("/models", status_code=202, response_model=ModelAccepted, responses=_ERRORS)

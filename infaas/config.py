@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     registry_port: int = 8081
     scheduler_port: int = 8082
     executor_port: int = 8083
+    executors: int = 1
+    """How many executor processes `infaas run` starts (ports executor_port, executor_port + 1, …)."""
     planner_port: int = 8084
     profiler_metrics_port: int = 8085
 

@@ -91,9 +91,11 @@ class Suite:
         client.close()
         return url
 
-    def start(self, name: str, args: list[str]) -> None:
+    def start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
         self.procs[name] = self._spawn(
-            name, [sys.executable, "-m", "infaas.cli", *args], env=self.settings.child_env()
+            name,
+            [sys.executable, "-m", "infaas.cli", *args],
+            env={**self.settings.child_env(), **(env or {})},
         )
 
     def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
@@ -104,10 +106,15 @@ class Suite:
                 command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
 
+    def port(self, name: str) -> int:
+        """Port of a started process: executors after the first are `executor-2`, `executor-3`, …"""
+        base, _, index = name.partition("-")
+        return self.settings.port(base) + (int(index) - 1 if index else 0)
+
     def wait_healthy(self, services: tuple[str, ...], timeout_s: float = 60) -> None:
         deadline = time.monotonic() + timeout_s
         for name in services:
-            url = f"http://127.0.0.1:{self.settings.port(name)}/health"
+            url = f"http://127.0.0.1:{self.port(name)}/health"
             while True:
                 proc = self.procs[name]
                 if proc.poll() is not None:
@@ -127,7 +134,7 @@ class Suite:
     def stop(self, timeout_s: float = 10) -> None:
         """SIGTERM everything (gateway first, so no new work arrives), then SIGKILL stragglers."""
         order = ["gateway", "scheduler", "planner", "profiler", "executor", "registry"]
-        for name in sorted(self.procs, key=lambda n: order.index(n) if n in order else 99):
+        for name in sorted(self.procs, key=lambda n: order.index(n.split("-")[0])):
             proc = self.procs[name]
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -161,10 +168,11 @@ def start_suite(settings: Settings) -> Suite:
         upgrade(settings.resolved_database_url)
         suite.start("registry", ["serve", "registry"])
         suite.wait_healthy(("registry",))
-        for name in ("scheduler", "executor", "planner", "gateway"):
-            suite.start(name, ["serve", name])
+        executors = ["executor"] + [f"executor-{i}" for i in range(2, settings.executors + 1)]
+        for name in ("scheduler", *executors, "planner", "gateway"):
+            suite.start(name, ["serve", name.split("-")[0]], {"INFAAS_EXECUTOR_PORT": str(suite.port(name))})
         suite.start("profiler", ["serve", "profiler", "--queue", "profile.cpu"])
-        suite.wait_healthy(("scheduler", "executor", "planner", "gateway"))
+        suite.wait_healthy(("scheduler", *executors, "planner", "gateway"))
     except BaseException:
         suite.stop()
         raise

@@ -44,6 +44,17 @@ class AppCreate(Strict):
         return self
 
 
+class AppUpdate(Strict):
+    """Fields of an app that may change; omitted fields stay as they are."""
+
+    default_latency_ms: float | None = Field(None, gt=0)
+    default_min_accuracy: float | None = Field(None, ge=0, le=1)
+    slo_policy: SloPolicy | None = None
+    default_output: dict[str, list[Any]] | None = None
+    cache: bool | None = None
+    prefer: Prefer | None = None
+
+
 class App(BaseModel):
     name: str
     default_latency_ms: float | None

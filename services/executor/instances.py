@@ -228,6 +228,7 @@ class InstanceHost:
                 "worker": self.worker_id,
                 "variant": instance.profile.id,
                 "error": "the query's deadline passed before it could run",
+                "expired": True,
                 "queue_ms": round((picked_at - _enqueued(q, picked_at)) * 1000, 4),
             }
             pipe.publish(str(q.header["reply"]), encode_frame(head, {}))

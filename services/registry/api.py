@@ -16,6 +16,7 @@ from infaas.schemas import (
     AppCreate,
     AppCreated,
     AppInternal,
+    AppUpdate,
     HardwareKind,
     KeyVerify,
     Model,
@@ -68,6 +69,12 @@ def _read_capped(upload: UploadFile, limit: int, what: str) -> bytes:
     if not data:
         raise InvalidInput(f"the {what} is empty")
     return data
+
+
+@public.patch("/apps/{app}", response_model=App)
+def update_app(app: str, body: AppUpdate, session: SessionDep, principal: PrincipalDep) -> App:
+    row = service.update_app(session, principal, app, body)
+    return views.app_view(row, repo.model_names_by_app(session).get(row.id, []))
 
 
 @public.post("/models", status_code=202, response_model=ModelAccepted)

@@ -19,6 +19,7 @@ from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow, utcnow
 from infaas.errors import (
     Conflict,
     Forbidden,
+    InvalidInput,
     NotFound,
     Unauthorized,
     Unavailable,
@@ -26,6 +27,7 @@ from infaas.errors import (
 from infaas.hardware import KINDS
 from infaas.schemas import (
     AppCreate,
+    AppUpdate,
     HardwareKind,
     KeyVerify,
     ModelMetadata,
@@ -269,3 +271,17 @@ def hardware_kinds(
             )
         )
     return out
+
+
+def update_app(session: Session, principal: Principal, name: str, body: AppUpdate) -> AppRow:
+    """Change an app's defaults and policies (its own key or the admin key)."""
+    app = app_for(session, principal, name)
+    changes = body.model_dump(exclude_unset=True)
+    policy = changes.get("slo_policy", app.slo_policy)
+    output = changes.get("default_output", app.default_output)
+    if policy == "default" and not output:
+        raise InvalidInput("slo_policy 'default' needs default_output")
+    for field, value in changes.items():
+        setattr(app, field, value)
+    session.commit()
+    return app

@@ -218,29 +218,21 @@ class Dispatcher:
             await self.redis.xadd(store.stream_key(decision.variant.id), {"f": frame})
             answer = await asyncio.wait_for(future, timeout=max(0.0, wait_until - time.perf_counter()))
         except TimeoutError as exc:
-            waited = round((time.perf_counter() - arrived) * 1000, 3)
-            metrics.SLO.labels("false").inc()
             if wait_until == hard_deadline:
                 metrics.FAILURES.labels("timeout").inc()
+                waited = round((time.perf_counter() - arrived) * 1000, 3)
                 raise DeadlineExceeded(
                     f"no worker answered within {self.timeout_s:.0f} s",
                     variant=decision.variant.id,
                     waited_ms=waited,
                 ) from exc
-            if policy == "default":
-                metrics.FAILURES.labels("slo_default").inc()
-                return self._default_answer(decision, header, rows, request_id, arrived, waited)
-            metrics.FAILURES.labels("slo_error").inc()
-            raise DeadlineExceeded(
-                f"the query missed its {req.latency_ms} ms SLO (app policy: error)",
-                variant=decision.variant.id,
-                waited_ms=waited,
-                latency_ms=req.latency_ms,
-            ) from exc
+            return self._missed(decision, header, rows, request_id, arrived, req)
         finally:
             metrics.PENDING.dec()
             self._waiting.pop(qid, None)
         reply_header, outputs = decode_frame(answer)
+        if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
+            return self._missed(decision, header, rows, request_id, arrived, req)
         if "error" in reply_header:
             metrics.FAILURES.labels("worker_error").inc()
             raise Unavailable(
@@ -265,6 +257,29 @@ class Dispatcher:
             worker=reply_header["worker"],
             cached=False,
             reason=reason,
+        )
+
+    def _missed(
+        self,
+        decision: Decision,
+        header: dict[str, Any],
+        rows: int,
+        request_id: str,
+        arrived: float,
+        req: Requirements,
+    ) -> bytes:
+        """The SLO passed before an answer: the app's policy says what to do (`error` or `default`)."""
+        waited = round((time.perf_counter() - arrived) * 1000, 3)
+        metrics.SLO.labels("false").inc()
+        if header.get("policy") == "default":
+            metrics.FAILURES.labels("slo_default").inc()
+            return self._default_answer(decision, header, rows, request_id, arrived, waited)
+        metrics.FAILURES.labels("slo_error").inc()
+        raise DeadlineExceeded(
+            f"the query missed its {req.latency_ms} ms SLO (app policy: error)",
+            variant=decision.variant.id,
+            waited_ms=waited,
+            latency_ms=req.latency_ms,
         )
 
     def _answer(

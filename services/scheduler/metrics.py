@@ -20,4 +20,4 @@ SLO = Counter("infaas_scheduler_slo_total", "Queries with an SLO, by whether it 
 PENDING = Gauge("infaas_scheduler_pending_requests", "Queries waiting for a worker's answer")
 CACHE = Counter("infaas_cache_requests_total", "Prediction cache look-ups", ["result"])
 SHED = Counter("infaas_shed_requests_total", "Queries refused to keep queues bounded", ["reason"])
-FAILURES = Counter("infaas_inference_request_failure_total", "Queries that failed, by reason", ["reason"])
+FAILURES = Counter("infaas_scheduler_request_failure_total", "Queries that failed, by reason", ["reason"])

@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
+import orjson
 import psycopg
 import pytest
 import redis
 
 from infaas.config import Settings
+from infaas.demo_models import DemoModel
 from infaas.launcher import Suite, free_port, start_suite
 from tests.conftest import libpq
 
@@ -42,8 +46,21 @@ class RunningSuite:
         raise AssertionError(f"{name} was not profiled in {timeout_s} s")
 
 
+def _free_pair() -> int:
+    while True:
+        port = free_port()
+        try:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port + 1))
+            return port
+        except OSError:
+            continue
+
+
 def _settings(var_dir: Path, **overrides: object) -> Settings:
-    ports = {f"{s}_port": free_port() for s in ("gateway", "registry", "scheduler", "executor", "planner")}
+    ports = {f"{s}_port": free_port() for s in ("gateway", "registry", "scheduler", "planner")}
+    # Two executors on consecutive ports (the launcher numbers them from executor_port).
+    ports["executor_port"] = _free_pair()
     return Settings(
         var_dir=var_dir,
         admin_key="adm_e2e_" + uuid.uuid4().hex,
@@ -52,12 +69,13 @@ def _settings(var_dir: Path, **overrides: object) -> Settings:
         profile_seconds_per_point=0.05,
         profile_min_iterations=20,
         max_request_bytes=256 * 1024,
+        executors=2,
         **ports,  # type: ignore[arg-type]
         **overrides,  # type: ignore[arg-type]
     )
 
 
-@pytest.fixture(scope="module", params=["postgres", "embedded"])
+@pytest.fixture(scope="session", params=["postgres", "embedded"])
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningSuite]:
@@ -92,3 +110,33 @@ def running(
         suite.stop()
         for step in cleanup:
             step()
+
+
+def register(running: RunningSuite, key: str, model: DemoModel, name: str, app: str = "shop") -> Any:
+    with running.client(key) as client:
+        return client.post(
+            "/v1/models",
+            files={
+                "file": ("m.onnx", model.onnx_path.read_bytes()),
+                "validation": ("v.npz", model.validation_path.read_bytes()),
+            },
+            data={"metadata": orjson.dumps({"name": name, "app": app, "task": "classification"}).decode()},
+        )
+
+
+@pytest.fixture(scope="session")
+def shop(running: RunningSuite, demo_models: list[DemoModel]) -> dict[str, str]:
+    """App `shop` with the small MLP and the CNN registered by the app's own key and profiled."""
+    created = running.admin.post("/v1/apps", json={"name": "shop", "slo_policy": "best_effort"})
+    assert created.status_code == 201, created.text
+    key = created.json()["api_key"]
+    small, _, cnn = demo_models
+    for model, name in ((small, "small"), (cnn, "cnn")):
+        response = register(running, key, model, name)
+        assert response.status_code == 202, response.text
+        assert response.json()["status"] == "registered"
+    for name in ("small", "cnn"):
+        model = running.wait_ready(name)
+        assert model["status"] == "ready", model
+    other = running.admin.post("/v1/apps", json={"name": "other"}).json()["api_key"]
+    return {"key": key, "other": other}

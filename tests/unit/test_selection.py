@@ -375,3 +375,45 @@ def test_pareto_marks_only_dominated_points() -> None:
     ]
     # `worse` loses to `fast-cheap` on every axis; identical twins do not dominate each other.
     assert dominated(points) == {"worse"}
+
+
+def test_prefer_orders_active_variants_by_cost_or_latency() -> None:
+    from dataclasses import replace
+
+    cheap_slow = replace(variant("cheap", latencies=((1, 4.0, 5.0),)), cost_per_query=1e-6)
+    dear_fast = replace(variant("dear", latencies=((1, 1.0, 2.0),)), cost_per_query=1e-5)
+    snap = Snapshot(
+        instances=(InstanceView("w1", "cheap", "active"), InstanceView("w1", "dear", "active")),
+        workers=(worker("w1"),),
+    )
+    req = Requirements(latency_ms=10)
+    by_cost = get_variant(req, 1, [cheap_slow, dear_fast], snap, prefer="cost")
+    assert by_cost.variant.id == "cheap" and "cheapest" in by_cost.reason
+    by_latency = get_variant(req, 1, [cheap_slow, dear_fast], snap, prefer="latency")
+    assert by_latency.variant.id == "dear" and "fastest" in by_latency.reason
+
+
+def test_saturated_variants_are_avoided_and_all_saturated_sheds() -> None:
+    from infaas.errors import Overloaded
+
+    a, b = variant("a"), variant("b", latencies=((1, 2.0, 3.0),))
+    snap = Snapshot(
+        instances=(InstanceView("w1", "a", "active"), InstanceView("w1", "b", "active")),
+        workers=(worker("w1"),),
+    )
+    assert get_variant(Requirements(), 1, [a, b], snap, saturated=frozenset({"a"})).variant.id == "b"
+    with pytest.raises(Overloaded) as info:
+        get_variant(Requirements(), 1, [a, b], snap, saturated=frozenset({"a", "b"}))
+    assert info.value.status == 503
+
+
+def test_candidate_index_matches_the_per_variant_latency_model() -> None:
+    from infaas.selection import CandidateIndex
+
+    vs = [
+        variant("v1", latencies=((1, 1.0, 2.0), (4, 2.0, 3.0)), max_batch=4),
+        variant("v2", latencies=((1, 0.5, 0.7), (16, 3.0, 4.0)), max_batch=16),
+    ]
+    index = CandidateIndex(vs)
+    for rows in (1, 2, 3, 4, 5, 9, 16, 17, 40):
+        assert list(index.latency_at(rows)) == [v.latency_ms(rows) for v in vs], rows

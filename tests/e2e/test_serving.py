@@ -1,0 +1,127 @@
+"""The serving path through real processes: SLO-miss policies, the prediction cache, and many
+concurrent queries spread over two executors with none lost, duplicated or mixed up."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from infaas.demo_models import DemoModel
+from tests.e2e.conftest import RunningSuite
+
+pytestmark = pytest.mark.e2e
+
+
+def patch_app(running: RunningSuite, **changes: Any) -> None:
+    response = running.admin.patch("/v1/apps/shop", json=changes)
+    assert response.status_code == 200, response.text
+
+
+def query(running: RunningSuite, key: str, body: dict[str, Any]) -> httpx.Response:
+    with running.client(key) as client:
+        return client.post("/v1/models/small/infer", json=body)
+
+
+@pytest.fixture
+def shop_key(running: RunningSuite, shop: dict[str, str]) -> Any:
+    yield shop["key"]
+    patch_app(running, slo_policy="best_effort", cache=True)  # as the module's other tests expect
+
+
+def test_each_slo_miss_policy_is_applied_and_said(
+    running: RunningSuite, shop_key: str, small_model: DemoModel
+) -> None:
+    row = np.load(small_model.validation_path)["x"][:1].tolist()
+    # 0.05 ms: the small MLP meets it by its profile (a few µs), the serving path (~1 ms) cannot.
+    miss = {"inputs": row, "latency_ms": 0.05}
+
+    patch_app(running, slo_policy="error", cache=False)
+    error = query(running, shop_key, miss)
+    assert error.status_code == 504, error.text
+    body = error.json()["error"]
+    assert body["code"] == "deadline_exceeded" and "SLO" in body["message"] and body["waited_ms"] > 0
+
+    default_row = [0.1] * 10
+    patch_app(running, slo_policy="default", default_output={"probabilities": default_row})
+    default = query(running, shop_key, miss)
+    assert default.status_code == 200, default.text
+    answer = default.json()
+    assert answer["default"] is True and answer["slo_met"] is False and "default output" in answer["reason"]
+    assert answer["outputs"]["probabilities"] == [default_row]
+
+    patch_app(running, slo_policy="best_effort")
+    late = query(running, shop_key, miss)
+    assert late.status_code == 200
+    answer = late.json()
+    assert answer["slo_met"] is False and answer["default"] is False
+    assert np.argmax(answer["outputs"]["probabilities"][0]) == np.argmax(
+        ort_row(small_model, np.asarray(row, dtype=np.float32))
+    )
+
+
+def ort_row(model: DemoModel, x: np.ndarray) -> np.ndarray:
+    session = ort.InferenceSession(str(model.onnx_path), providers=["CPUExecutionProvider"])
+    return np.asarray(session.run(None, {"x": x})[0])
+
+
+def test_repeated_inputs_are_answered_from_the_cache(
+    running: RunningSuite, shop_key: str, small_model: DemoModel
+) -> None:
+    patch_app(running, slo_policy="best_effort", cache=True)
+    x = np.load(small_model.validation_path)["x"][100:102]
+    first = query(running, shop_key, {"inputs": x.tolist()}).json()
+    second = query(running, shop_key, {"inputs": x.tolist()}).json()
+    assert first["cached"] is False and second["cached"] is True
+    assert second["reason"] == "answered from the prediction cache" and second["worker"] == "cache"
+    assert second["outputs"] == first["outputs"]
+    other = query(running, shop_key, {"inputs": (x + 0.01).tolist()}).json()
+    assert other["cached"] is False
+    metrics = httpx.get(f"http://127.0.0.1:{running.settings.scheduler_port}/metrics").text
+    assert 'infaas_cache_requests_total{result="hit"}' in metrics
+
+
+def test_concurrent_queries_over_two_executors_lose_and_mix_up_nothing(
+    running: RunningSuite, shop_key: str, small_model: DemoModel
+) -> None:
+    patch_app(running, cache=False)
+    variants = running.admin.get("/v1/models/small/variants", params={"status": "ready"}).json()
+    pinned = next(
+        v["id"] for v in variants if v["max_batch"] == 64 and v["threads"] == 1 and v["precision"] == "fp32"
+    )
+    # The same variant active on both executors: the two consumers share its stream.
+    base = running.settings.executor_port
+    for port in (base, base + 1):
+        loaded = httpx.post(f"http://127.0.0.1:{port}/v1/instances", json={"variant": pinned}, timeout=60)
+        assert loaded.status_code == 200 and loaded.json()["state"] == "active", loaded.text
+    x = np.load(small_model.validation_path)["x"][:300]
+    expected = ort_row(small_model, x)
+
+    async def fire() -> list[httpx.Response]:
+        limits = httpx.Limits(max_connections=64)
+        headers = {"Authorization": f"Bearer {shop_key}"}
+        async with httpx.AsyncClient(
+            base_url=running.url, headers=headers, limits=limits, timeout=60
+        ) as client:
+            return await asyncio.gather(
+                *(
+                    client.post("/v1/models/small/infer", json={"inputs": [row.tolist()], "variant": pinned})
+                    for row in x
+                )
+            )
+
+    answers = asyncio.run(fire())
+    assert [a.status_code for a in answers] == [200] * len(x)
+    bodies = [a.json() for a in answers]
+    assert len({b["request_id"] for b in bodies}) == len(x)  # one answer per query, none duplicated
+    for i, body in enumerate(bodies):
+        assert body["variant"] == pinned
+        np.testing.assert_allclose(body["outputs"]["probabilities"][0], expected[i], rtol=1e-5, atol=1e-6)
+    workers = {b["worker"] for b in bodies}
+    assert len(workers) == 2, workers  # both executors pulled from the shared stream
+    batched = [b for b in bodies if b["latency_ms"]["compute"] > 0]
+    assert len(batched) == len(x)

@@ -1,0 +1,100 @@
+"""Under overload the scheduler sheds with 429/503 and Retry-After instead of queueing without bound
+(a real Redis behind the dispatcher; no executor is needed to be refused)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+import pytest
+import redis.asyncio as aioredis
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from infaas.clients.executor import ExecutorClient
+from infaas.config import Settings
+from infaas.errors import Overloaded, TooManyRequests
+from infaas.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
+from infaas.variants import BatchLatency, VariantProfile
+from infaas.web import install_common
+from infaas.wire import encode_frame
+from services.scheduler.dispatch import Dispatcher
+from services.scheduler.snapshot import SnapshotCache
+
+VARIANT = VariantProfile(
+    id="m.v",
+    model="m",
+    app="a",
+    signature_key="x:float32:4",
+    runtime="onnxruntime",
+    optimization="basic",
+    precision="fp32",
+    hardware="cpu",
+    max_batch=4,
+    threads=1,
+    artifact_digest="0" * 64,
+    accuracy=0.9,
+    load_ms=1.0,
+    latencies=(BatchLatency(1, 1.0, 2.0), BatchLatency(4, 2.0, 3.0)),
+    saturation_qps=100.0,
+    peak_memory_bytes=1,
+)
+
+
+@pytest.fixture
+async def dispatcher(redis_url: str, settings: Settings) -> AsyncIterator[Dispatcher]:
+    client = aioredis.Redis.from_url(redis_url)
+    snapshot = SnapshotCache(client, ttl_s=5)
+    snapshot.by_model = {"m": CandidateIndex([VARIANT])}
+    snapshot.snapshot = Snapshot(
+        variants={VARIANT.id: VARIANT},
+        instances=(InstanceView("w1", VARIANT.id, "active"),),
+        workers=(WorkerView("w1", "cpu", "http://127.0.0.1:1", 2, 1 << 30),),
+    )
+    executors = ExecutorClient()
+    d = Dispatcher(
+        redis=client,
+        snapshot=snapshot,
+        executors=executors,
+        settings=settings.model_copy(update={"app_max_pending": 2, "queue_limit_s": 0.5}),
+    )
+    yield d
+    await executors.aclose()
+    await client.aclose()
+
+
+def frame(app: str = "a") -> bytes:
+    header = {"kind": "model", "target": "m", "signature": "x:float32:4", "app": app, "cache": False}
+    return encode_frame(header, {"x": np.zeros((1, 4), dtype=np.float32)})
+
+
+async def test_an_app_over_its_in_flight_limit_gets_429(dispatcher: Dispatcher) -> None:
+    dispatcher._app_in_flight["a"] = 2  # two queries of app `a` already waiting on workers
+    with pytest.raises(TooManyRequests) as info:
+        await dispatcher.infer(frame("a"), "r1")
+    assert info.value.status == 429 and info.value.details["retry_after_s"] == 1
+
+
+async def test_a_variant_with_a_full_queue_is_shed_with_503(dispatcher: Dispatcher) -> None:
+    # 100 rows/s × 0.5 s = 50 rows of queued work is this variant's bound.
+    dispatcher._rows_in_flight[VARIANT.id] = 50
+    assert dispatcher.saturated() == frozenset({VARIANT.id})
+    with pytest.raises(Overloaded) as info:
+        await dispatcher.infer(frame(), "r2")
+    assert info.value.status == 503 and info.value.details["retry_after_s"] == 1
+    dispatcher._rows_in_flight[VARIANT.id] = 49
+    assert dispatcher.saturated() == frozenset()
+
+
+def test_shed_errors_carry_retry_after() -> None:
+    app = FastAPI()
+    install_common(app, service="probe")
+
+    @app.get("/full")
+    async def full() -> None:
+        raise Overloaded("queues full", retry_after_s=2.2)
+
+    response = TestClient(app).get("/full")
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "3"
+    assert response.json()["error"]["code"] == "overloaded"
