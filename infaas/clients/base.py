@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import httpx
 import orjson
 
@@ -23,7 +25,15 @@ def principal_headers(principal: Principal | None) -> dict[str, str]:
     return headers
 
 
-def raise_for_error(response: httpx.Response) -> None:
+class HasStatusAndContent(Protocol):
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def content(self) -> bytes: ...
+
+
+def raise_for_error(response: HasStatusAndContent) -> None:
     """Turn another service's JSON error into the same domain exception here."""
     if response.status_code < 400:
         return
