@@ -167,6 +167,7 @@ class Dispatcher:
 
         self._app_in_flight[app] += 1
         self._rows_in_flight[variant.id] += rows
+        metrics.QUEUED_ROWS.labels(variant.id).set(self._rows_in_flight[variant.id])
         try:
             loaded_now = False
             if decision.action == "load":
@@ -175,6 +176,7 @@ class Dispatcher:
         finally:
             self._app_in_flight[app] -= 1
             self._rows_in_flight[variant.id] -= rows
+            metrics.QUEUED_ROWS.labels(variant.id).set(max(0, self._rows_in_flight[variant.id]))
             if self._rows_in_flight[variant.id] <= 0:
                 del self._rows_in_flight[variant.id]
 
