@@ -78,6 +78,9 @@ class InstanceMonitor:
     profile: VariantProfile
     clock: Callable[[], float] = time.monotonic
     status: Status = field(default_factory=lambda: Status("loading", "loading"))
+    min_excess_ms: float = 0.5
+    """Slowdowns count only when a batch is also this much slower in absolute terms: at microsecond
+    scale, timer and scheduling noise alone would otherwise look like 3× interference."""
     _started: float = field(default=0.0, init=False)
     _rows: int = field(default=0, init=False)
     _slowdowns: list[float] = field(default_factory=list, init=False)
@@ -91,7 +94,8 @@ class InstanceMonitor:
     def ran(self, rows: int, compute_ms: float) -> None:
         expected = self.profile.latency_ms(rows, tail=False)
         if expected > 0:
-            self._slowdowns.append(compute_ms / expected)
+            ratio = compute_ms / expected
+            self._slowdowns.append(ratio if compute_ms - expected >= self.min_excess_ms else min(ratio, 1.0))
 
     def tick(self, thresholds: Thresholds = Thresholds()) -> Status:
         """Close the window, update and return the state."""

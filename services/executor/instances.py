@@ -77,8 +77,10 @@ class InstanceHost:
     async def load(self, profile: VariantProfile) -> Instance:
         """Load an instance (concurrent requests for the same variant share one load)."""
         existing = self.instances.get(profile.id)
-        if existing is not None and existing.state == "active":
-            return existing
+        if existing is not None and existing.state != "failed":
+            return existing  # loading, or busy (overloaded/interfered): one instance per variant here
+        if existing is not None:
+            await self.unload(profile.id)  # a failed instance is replaced
         pending = self._loading.get(profile.id)
         if pending is not None:
             return await asyncio.shield(pending)

@@ -21,5 +21,9 @@ PENDING = Gauge("infaas_scheduler_pending_requests", "Queries waiting for a work
 CACHE = Counter("infaas_cache_requests_total", "Prediction cache look-ups", ["result"])
 SHED = Counter("infaas_shed_requests_total", "Queries refused to keep queues bounded", ["reason"])
 FAILURES = Counter("infaas_scheduler_request_failure_total", "Queries that failed, by reason", ["reason"])
-QUEUED_ROWS = Gauge("infaas_scheduler_queued_rows", "Rows this scheduler has in flight per variant "
-                    "(bounded by queue_limit_s of the variant's profiled throughput)", ["variant"])
+QUEUED_ROWS = Gauge(
+    "infaas_scheduler_queued_rows",
+    "Rows this scheduler has in flight per variant "
+    "(bounded by queue_limit_s of the variant's profiled throughput)",
+    ["variant"],
+)

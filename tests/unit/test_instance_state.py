@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from infaas.instance_state import AIMD, InstanceMonitor, Status, Thresholds, Window, next_state
@@ -9,6 +11,7 @@ from infaas.variants import BatchLatency, VariantProfile
 
 
 def profile(saturation_qps: float = 1000.0) -> VariantProfile:
+    # Latencies in the tens of ms, so the absolute-excess guard (0.5 ms) does not hide the ratios.
     return VariantProfile(
         id="m.v",
         model="m",
@@ -23,7 +26,7 @@ def profile(saturation_qps: float = 1000.0) -> VariantProfile:
         artifact_digest="0" * 64,
         accuracy=0.9,
         load_ms=1.0,
-        latencies=(BatchLatency(1, 1.0, 1.5), BatchLatency(8, 4.0, 5.0)),
+        latencies=(BatchLatency(1, 10.0, 15.0), BatchLatency(8, 40.0, 50.0)),
         saturation_qps=saturation_qps,
         peak_memory_bytes=1,
     )
@@ -58,18 +61,35 @@ def test_overload_enters_at_95_percent_and_leaves_below_80() -> None:
 def test_interference_enters_at_2_5x_and_leaves_at_1_5x() -> None:
     clock = Clock()
     monitor = InstanceMonitor(profile(), clock=clock, status=Status("active", ""))
-    for compute_ms, expected in ((2.0, "active"), (2.6, "interfered"), (1.8, "interfered"), (1.4, "active")):
+    for compute_ms, expected in (
+        (20.0, "active"),
+        (26.0, "interfered"),
+        (18.0, "interfered"),
+        (14.0, "active"),
+    ):
         clock.now += 1.0
         monitor.offered(1)
-        monitor.ran(1, compute_ms)  # profiled p50 at batch 1 is 1 ms
+        monitor.ran(1, compute_ms)  # profiled p50 at batch 1 is 10 ms
         assert monitor.tick().state == expected, compute_ms
-    # The slowdown is measured against the profile at the batch actually run (p50 4 ms at 8 rows).
+    # The slowdown is measured against the profile at the batch actually run (p50 40 ms at 8 rows).
     clock.now += 1.0
-    monitor.ran(8, 9.0)
+    monitor.ran(8, 90.0)
     assert monitor.tick().state == "active"
     clock.now += 1.0
-    monitor.ran(8, 10.5)
+    monitor.ran(8, 105.0)
     assert monitor.tick().state == "interfered"
+
+
+def test_microsecond_noise_is_not_interference() -> None:
+    clock = Clock()
+    tiny = replace(profile(), latencies=(BatchLatency(1, 0.006, 0.01),), max_batch=1)
+    fast = InstanceMonitor(tiny, clock=clock, status=Status("active", ""))
+    clock.now += 1.0
+    fast.ran(1, 0.05)  # 8× the profile, but only 44 µs slower: noise, not a neighbour
+    assert fast.tick().state == "active"
+    clock.now += 1.0
+    fast.ran(1, 3.0)  # 3 ms for a 6 µs model: something is really in the way
+    assert fast.tick().state == "interfered"
 
 
 def test_idle_windows_keep_interference_and_clear_overload() -> None:
