@@ -110,6 +110,7 @@ class CandidateIndex:
         ).reshape(n, len(_BUCKETS))
         self.ids = np.array([v.id for v in self.variants], dtype=object)
         self._placement: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._by_rows: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self.variants)
@@ -118,8 +119,15 @@ class CandidateIndex:
         k = bisect.bisect_left(_BUCKETS, rows)
         if k < len(_BUCKETS) and _BUCKETS[k] == rows:
             return self.latency[:, k]
-        # Rows between two buckets (or beyond the last): exact per-variant values.
-        return np.fromiter((v.latency_ms(rows) for v in self.variants), dtype=np.float64, count=len(self))
+        # Rows between two buckets (or beyond the last): computed once per row count, then kept — at
+        # most `max_query_rows` columns, so the first query of a size pays and the rest do not.
+        column = self._by_rows.get(rows)
+        if column is None:
+            column = np.fromiter(
+                (v.latency_ms(rows) for v in self.variants), dtype=np.float64, count=len(self)
+            )
+            self._by_rows[rows] = column
+        return column
 
     def placement(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
         """(has an active instance, has any instance) per variant, cached for this snapshot object."""

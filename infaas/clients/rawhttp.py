@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass
 
 
@@ -26,6 +27,7 @@ class _Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
+        self.last_used = time.monotonic()
 
     async def request(self, head: bytes, body: bytes) -> RawResponse:
         self.writer.write(head + str(len(body)).encode() + b"\r\n\r\n" + body)
@@ -53,6 +55,7 @@ class _Connection:
         content = await self.reader.readexactly(length) if length else b""
         if not keep_alive:
             self.close()
+        self.last_used = time.monotonic()
         return RawResponse(status, content)
 
     @property
@@ -67,10 +70,14 @@ class _Connection:
 class RawHTTPPool:
     """POSTs to one host over up to `size` kept-alive connections."""
 
-    def __init__(self, host: str, port: int, *, size: int = 64, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, host: str, port: int, *, size: int = 64, timeout_s: float = 30.0, idle_s: float = 4.0
+    ) -> None:
         self.host = host
         self.port = port
         self.timeout_s = timeout_s
+        # Servers close idle keep-alive connections (uvicorn after 5 s); retire ours a little earlier.
+        self.idle_s = idle_s
         self._idle: list[_Connection] = []
         self._slots = asyncio.Semaphore(size)
 
@@ -82,7 +89,9 @@ class RawHTTPPool:
         ).encode()
         async with self._slots:
             for attempt in (1, 2):
-                conn = self._idle.pop() if self._idle else await self._connect()
+                # The retry always uses a fresh connection: another idle one may be just as stale.
+                conn = self._take_idle() if attempt == 1 else None
+                conn = conn or await self._connect()
                 try:
                     response = await asyncio.wait_for(conn.request(head, body), self.timeout_s)
                 except (ConnectionLost, ConnectionError, asyncio.IncompleteReadError):
@@ -99,6 +108,15 @@ class RawHTTPPool:
                     self._idle.append(conn)
                 return response
         raise AssertionError("unreachable")
+
+    def _take_idle(self) -> _Connection | None:
+        now = time.monotonic()
+        while self._idle:
+            conn = self._idle.pop()
+            if now - conn.last_used < self.idle_s and not conn.closed:
+                return conn
+            conn.close()
+        return None
 
     async def _connect(self) -> _Connection:
         reader, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), 2.0)

@@ -47,6 +47,9 @@ class Server:
                         b"HTTP/1.1 200 OK\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
                     )
                 await writer.drain()
+                if self.mode == "idle_close":  # a keep-alive timeout: the server closes without saying so
+                    writer.close()
+                    return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -105,3 +108,13 @@ async def test_nothing_listening_raises_a_connection_error() -> None:
     pool = RawHTTPPool("127.0.0.1", 1, size=1, timeout_s=1)
     with pytest.raises(OSError):
         await pool.post("/x", b"a", {})
+
+
+async def test_connections_the_server_closed_while_idle_are_replaced(served: Served) -> None:
+    server, pool, _ = served
+    server.mode = "idle_close"
+    for i in range(5):
+        response = await pool.post("/x", f"{i}".encode(), {})
+        assert response.content == f"{i}".encode()
+        await asyncio.sleep(0.01)  # let the server's close land on our idle connection
+    assert server.connections == 5  # each request after the first needed (and got) a fresh connection
