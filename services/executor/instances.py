@@ -221,8 +221,12 @@ class InstanceHost:
                 await self._run_batch(instance, batch, picked_at)
         finally:
             instance.in_flight -= len(queries)
-            await self.redis.xack(store.stream_key(instance.profile.id), store.STREAM_GROUP, *done_ids)
-            await self.redis.xdel(store.stream_key(instance.profile.id), *done_ids)
+            # Acknowledge and delete in one round trip (answers went out already, before this).
+            stream = store.stream_key(instance.profile.id)
+            ack = self.redis.pipeline(transaction=False)
+            ack.xack(stream, store.STREAM_GROUP, *done_ids)
+            ack.xdel(stream, *done_ids)
+            await ack.execute()
 
     async def _reply_expired(self, instance: Instance, expired: list[Query], picked_at: float) -> None:
         pipe = self.redis.pipeline(transaction=False)
