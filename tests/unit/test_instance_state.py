@@ -8,27 +8,13 @@ import pytest
 
 from infaas.instance_state import AIMD, InstanceMonitor, Status, Thresholds, Window, next_state
 from infaas.variants import BatchLatency, VariantProfile
+from tests.factories import variant_profile
 
 
 def profile(saturation_qps: float = 1000.0) -> VariantProfile:
     # Latencies in the tens of ms, so the absolute-excess guard (0.5 ms) does not hide the ratios.
-    return VariantProfile(
-        id="m.v",
-        model="m",
-        app="a",
-        signature_key="x",
-        runtime="onnxruntime",
-        optimization="basic",
-        precision="fp32",
-        hardware="cpu",
-        max_batch=8,
-        threads=1,
-        artifact_digest="0" * 64,
-        accuracy=0.9,
-        load_ms=1.0,
-        latencies=(BatchLatency(1, 10.0, 15.0), BatchLatency(8, 40.0, 50.0)),
-        saturation_qps=saturation_qps,
-        peak_memory_bytes=1,
+    return variant_profile(
+        max_batch=8, latencies=((1, 10.0, 15.0), (8, 40.0, 50.0)), saturation_qps=saturation_qps
     )
 
 

@@ -15,30 +15,13 @@ from infaas.clients.executor import ExecutorClient
 from infaas.config import Settings
 from infaas.errors import Overloaded, TooManyRequests
 from infaas.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
-from infaas.variants import BatchLatency, VariantProfile
 from infaas.web import install_common
 from infaas.wire import encode_frame
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
+from tests.factories import variant_profile
 
-VARIANT = VariantProfile(
-    id="m.v",
-    model="m",
-    app="a",
-    signature_key="x:float32:4",
-    runtime="onnxruntime",
-    optimization="basic",
-    precision="fp32",
-    hardware="cpu",
-    max_batch=4,
-    threads=1,
-    artifact_digest="0" * 64,
-    accuracy=0.9,
-    load_ms=1.0,
-    latencies=(BatchLatency(1, 1.0, 2.0), BatchLatency(4, 2.0, 3.0)),
-    saturation_qps=100.0,
-    peak_memory_bytes=1,
-)
+VARIANT = variant_profile()  # 100 rows/s at saturation, max batch 4
 
 
 @pytest.fixture

@@ -9,27 +9,18 @@ import redis.asyncio as aioredis
 
 from infaas import store
 from infaas.selection import WorkerView
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.variants import VariantProfile
+from tests.factories import variant_profile
 
 
 def profile(vid: str, p50: float, accuracy: float, app: str = "a") -> VariantProfile:
-    return VariantProfile(
+    return variant_profile(
         id=vid,
-        model="m",
         app=app,
-        signature_key="x:float32:4",
-        runtime="onnxruntime",
-        optimization="basic",
-        precision="fp32",
-        hardware="cpu",
-        max_batch=4,
-        threads=1,
-        artifact_digest="0" * 64,
         accuracy=accuracy,
         load_ms=3.0,
-        latencies=(BatchLatency(1, p50, p50 * 2), BatchLatency(4, p50 * 3, p50 * 4)),
-        saturation_qps=100.0,
         peak_memory_bytes=1 << 20,
+        latencies=((1, p50, p50 * 2), (4, p50 * 3, p50 * 4)),
     )
 
 
