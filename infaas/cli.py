@@ -96,13 +96,16 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
         typer.echo(f"gateway:    {url}   (OpenAPI: {url}/docs)")
         typer.echo(f"admin key:  {settings.admin_key}")
         typer.echo(f"logs:       {suite.log_dir}/")
-        typer.echo("try:")
-        typer.echo(
-            f"  curl -s {url}/v1/apps/demo/infer -H 'Authorization: Bearer {settings.admin_key}' "
-            "-H 'content-type: application/json' "
-            '-d \'{"inputs": [[' + ",".join(["0.5"] * 64) + ']], "latency_ms": 20, '
-            '"min_accuracy": 0.9}\''
-        )
+        if demo:
+            typer.echo("try:")
+            typer.echo(
+                f"  curl -s {url}/v1/apps/demo/infer -H 'Authorization: Bearer {settings.admin_key}' "
+                "-H 'content-type: application/json' "
+                '-d \'{"inputs": [[' + ",".join(["0.5"] * 64) + ']], "latency_ms": 20, '
+                '"min_accuracy": 0.9}\''
+            )
+        else:
+            typer.echo(f"no demo models: register one with POST {url}/v1/models (see README.md)")
         typer.echo("press Ctrl-C to stop")
         while True:
             dead = suite.dead()
