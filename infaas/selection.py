@@ -108,7 +108,8 @@ class CandidateIndex:
         self.latency = np.array(
             [[v.latency_ms(b) for b in _BUCKETS] for v in self.variants], dtype=np.float64
         ).reshape(n, len(_BUCKETS))
-        self.ids = np.array([v.id for v in self.variants], dtype=object)
+        # A unicode array, built once: ties break by id without converting ids on every query.
+        self.ids = np.array([v.id for v in self.variants], dtype=str)
         self._placement: tuple[int, np.ndarray, np.ndarray] | None = None
         self._by_rows: dict[int, np.ndarray] = {}
 
@@ -171,7 +172,7 @@ def get_variant(
     if undominated.any():
         ok = undominated
     if saturated:
-        ok_ids = {index.ids[i] for i in np.flatnonzero(ok)}
+        ok_ids = {str(index.ids[i]) for i in np.flatnonzero(ok)}
         if ok_ids <= saturated:
             raise Overloaded(
                 "every variant that meets the query is at its queue limit", variants=sorted(ok_ids)
@@ -182,7 +183,7 @@ def get_variant(
     hot = np.flatnonzero(ok & active)
     if hot.size:
         primary, secondary = (index.cost, latency) if prefer == "cost" else (latency, index.cost)
-        best = int(hot[np.lexsort((index.ids[hot].astype(str), secondary[hot], primary[hot]))[0]])
+        best = int(hot[np.lexsort((index.ids[hot], secondary[hot], primary[hot]))[0]])
         why = "cheapest" if prefer == "cost" else "fastest"
         return Decision(
             variant=index.variants[best],
@@ -195,7 +196,7 @@ def get_variant(
     # another worker is what the autoscaler decides, not a single query. Prefer truly cold variants.
     cold = np.flatnonzero(ok & ~placed)
     pool = cold if cold.size else np.flatnonzero(ok)
-    order = pool[np.lexsort((index.ids[pool].astype(str), (index.load_ms + latency)[pool]))]
+    order = pool[np.lexsort((index.ids[pool], (index.load_ms + latency)[pool]))]
     for i in order:
         variant = index.variants[int(i)]
         worker = least_utilized_worker(variant, snapshot.workers)

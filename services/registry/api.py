@@ -10,6 +10,7 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from pydantic import ValidationError
 
 from infaas import store
+from infaas.db import AppRow
 from infaas.errors import InvalidInput, NotFound, PayloadTooLarge
 from infaas.schemas import (
     App,
@@ -232,7 +233,5 @@ def register_worker(body: WorkerRegistration, session: SessionDep) -> Response:
 
 
 def _app_name(session: SessionDep, app_id: int) -> str:
-    from infaas.db import AppRow
-
     app = session.get(AppRow, app_id)
     return app.name if app else ""

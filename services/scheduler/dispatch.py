@@ -44,6 +44,7 @@ class Dispatcher:
         self._loads: dict[str, asyncio.Future[None]] = {}
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
+        self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
         self._listener: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -92,12 +93,12 @@ class Dispatcher:
                 )
             pinned = header.get("variant")
             if pinned:
-                chosen = [v for v in found.variants if v.id == pinned]
-                if not chosen:
+                index = self.snapshot.pinned(found, pinned)
+                if index is None:
                     raise InvalidInput(
                         f"model {header['target']!r} has no ready variant {pinned!r}", variant=pinned
                     )
-                return CandidateIndex(chosen)
+                return index
             return found
         return self.snapshot.by_app_signature.get((header["target"], header["signature"]), CandidateIndex(()))
 
@@ -123,7 +124,7 @@ class Dispatcher:
             raise TooManyRequests(
                 f"app {app!r} has {self._app_in_flight[app]} queries in flight", retry_after_s=1
             )
-        if sum(self._app_in_flight.values()) >= self.settings.max_pending_queries:
+        if self._in_flight >= self.settings.max_pending_queries:
             metrics.SHED.labels("scheduler_full").inc()
             raise Overloaded("the scheduler is at its in-flight limit", retry_after_s=1)
         rows = int(next(iter(inputs.values())).shape[0])
@@ -166,6 +167,7 @@ class Dispatcher:
                 )
 
         self._app_in_flight[app] += 1
+        self._in_flight += 1
         self._rows_in_flight[variant.id] += rows
         metrics.QUEUED_ROWS.labels(variant.id).set(self._rows_in_flight[variant.id])
         try:
@@ -175,6 +177,7 @@ class Dispatcher:
             return await self._run(decision, header, inputs, rows, request_id, arrived, req, key, loaded_now)
         finally:
             self._app_in_flight[app] -= 1
+            self._in_flight -= 1
             self._rows_in_flight[variant.id] -= rows
             metrics.QUEUED_ROWS.labels(variant.id).set(max(0, self._rows_in_flight[variant.id]))
             if self._rows_in_flight[variant.id] <= 0:
@@ -203,14 +206,13 @@ class Dispatcher:
         self._waiting[qid] = future
         now_wall = time.time()
         drop_after = now_wall + (wait_until - time.perf_counter())
-        budget_ms = req.latency_ms if req.latency_ms is not None else None
         frame = encode_frame(
             {
                 "id": qid,
                 "reply": self.reply_channel,
                 "enqueued_at": now_wall,
                 "drop_after": drop_after if wait_until != hard_deadline else None,
-                "budget_ms": budget_ms,
+                "budget_ms": req.latency_ms,
                 "request_id": request_id,
             },
             inputs,

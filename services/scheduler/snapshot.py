@@ -39,6 +39,7 @@ class SnapshotCache:
         self.snapshot = Snapshot()
         self.by_model: dict[str, CandidateIndex] = {}
         self.by_app_signature: dict[tuple[str, str], CandidateIndex] = {}
+        self._pinned: dict[str, CandidateIndex] = {}
         self._task: asyncio.Task[None] | None = None
 
     async def refresh_variants(self) -> None:
@@ -51,7 +52,18 @@ class SnapshotCache:
         # Candidate arrays are built here, once per change, so a query decides without building anything.
         self.by_model = {k: CandidateIndex(v) for k, v in by_model.items()}
         self.by_app_signature = {k: CandidateIndex(v) for k, v in by_app.items()}
+        self._pinned = {}
         self.snapshot = replace(self.snapshot, variants=variants)
+
+    def pinned(self, model: CandidateIndex, variant_id: str) -> CandidateIndex | None:
+        """A one-variant index for queries that pin a variant, built once per variants refresh."""
+        index = self._pinned.get(variant_id)
+        if index is None:
+            chosen = [v for v in model.variants if v.id == variant_id]
+            if not chosen:
+                return None
+            index = self._pinned[variant_id] = CandidateIndex(chosen)
+        return index
 
     async def refresh_live(self) -> None:
         workers, instances = await store.read_live(self.redis, now=self.clock(), ttl_s=self.ttl_s)
