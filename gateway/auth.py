@@ -13,9 +13,12 @@ from infaas.schemas import AppInternal, ModelInternal, Principal
 class Authenticator:
     def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float) -> None:
         self.registry = registry
-        self.keys: TTLCache[Principal | None] = TTLCache(ttl_s)
-        self.apps: TTLCache[AppInternal] = TTLCache(ttl_s)
-        self.models: TTLCache[ModelInternal] = TTLCache(ttl_s)
+        # Busy entries reload in the background after half their life, so a query never waits for
+        # the registry because an entry it uses all the time happened to expire.
+        refresh = ttl_s / 2
+        self.keys: TTLCache[Principal | None] = TTLCache(ttl_s, refresh_after_s=refresh)
+        self.apps: TTLCache[AppInternal] = TTLCache(ttl_s, refresh_after_s=refresh)
+        self.models: TTLCache[ModelInternal] = TTLCache(ttl_s, refresh_after_s=refresh)
 
     async def principal(self, authorization: str | None) -> Principal:
         if not authorization:

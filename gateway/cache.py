@@ -1,11 +1,17 @@
 """A small TTL cache for what the gateway looks up per request (keys, apps, models).
 
 Looking these up in the registry on every query would put a database read on the hot path; a few
-seconds of staleness (documented in `docs/architecture.md`) is the price.
+seconds of staleness (documented in `docs/architecture.md`) is the price. Under load two more things
+matter: concurrent misses of one key share a single load (no stampede on the registry when an entry
+expires with 32 queries in flight), and with `refresh_after_s` an entry that is still fresh but old
+is reloaded in the background while it keeps answering, so a busy key never expires on the hot path.
+An entry is never served older than `ttl_s`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -13,27 +19,70 @@ from typing import Generic, TypeVar
 
 V = TypeVar("V")
 
+_RETRY_REFRESH_S = 1.0  # after a background reload starts (or fails), the next try waits this long
+
 
 class TTLCache(Generic[V]):
     def __init__(
-        self, ttl_s: float, *, max_entries: int = 10_000, clock: Callable[[], float] = time.monotonic
+        self,
+        ttl_s: float,
+        *,
+        max_entries: int = 10_000,
+        refresh_after_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ttl_s = ttl_s
         self.max_entries = max_entries
+        self.refresh_after_s = refresh_after_s
         self.clock = clock
-        self._data: OrderedDict[str, tuple[float, V]] = OrderedDict()
+        # key -> (expires at, background refresh due at, value)
+        self._data: OrderedDict[str, tuple[float, float, V]] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[V]] = {}
+        self._refreshing: set[asyncio.Task[None]] = set()
 
     async def get(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
         now = self.clock()
         hit = self._data.get(key)
         if hit is not None and hit[0] > now:
-            return hit[1]
-        value = await load()
-        self._data[key] = (now + self.ttl_s, value)
+            if hit[1] <= now and key not in self._loading:
+                self._data[key] = (hit[0], now + _RETRY_REFRESH_S, hit[2])
+                task = asyncio.create_task(self._refresh(key, load))
+                self._refreshing.add(task)
+                task.add_done_callback(self._refreshing.discard)
+            return hit[2]
+        pending = self._loading.get(key)
+        if pending is not None:  # someone is loading it already: share that load and its outcome
+            return await asyncio.shield(pending)
+        return await self._load(key, load)
+
+    async def _load(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
+        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
+        self._loading[key] = future
+        try:
+            value = await load()
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # waiters re-raise it; an unawaited one must not warn
+            raise
+        finally:
+            del self._loading[key]
+        self._put(key, value)
+        future.set_result(value)
+        return value
+
+    async def _refresh(self, key: str, load: Callable[[], Awaitable[V]]) -> None:
+        # A failed background reload keeps the old value until it expires; the synchronous load after
+        # that reports the error to its caller.
+        with contextlib.suppress(Exception):
+            await self._load(key, load)
+
+    def _put(self, key: str, value: V) -> None:
+        now = self.clock()
+        refresh = now + self.refresh_after_s if self.refresh_after_s is not None else float("inf")
+        self._data[key] = (now + self.ttl_s, refresh, value)
         self._data.move_to_end(key)
         while len(self._data) > self.max_entries:
             self._data.popitem(last=False)
-        return value
 
     def drop(self, key: str) -> None:
         self._data.pop(key, None)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from gateway.auth import Authenticator
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.clients.scheduler import SchedulerClient
+from infaas.clients.scheduler import QueryDispatch
 from infaas.config import Settings
 
 
@@ -14,5 +14,5 @@ from infaas.config import Settings
 class GatewayState:
     settings: Settings
     registry: AsyncRegistryClient
-    scheduler: SchedulerClient
+    scheduler: QueryDispatch
     auth: Authenticator

@@ -32,6 +32,8 @@ class Requirements:
 
     latency_ms: float | None = None
     min_accuracy: float | None = None
+    max_cost: float | None = None
+    """$ for this query: a variant's profiled $ per row (at saturation) × the query's rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,8 @@ def get_variant(
         ok &= index.accuracy >= req.min_accuracy
     if req.latency_ms is not None:
         ok &= latency <= req.latency_ms
+    if req.max_cost is not None:
+        ok &= index.cost * rows <= req.max_cost
     if not ok.any():
         raise _unmet(req, rows, list(index.variants))
     # Dominated variants lose to another on every profiled axis; they stay only as a fallback for the
@@ -233,6 +237,7 @@ def _unmet(req: Requirements, rows: int, pool: list[VariantProfile]) -> Requirem
     fast_enough = [v for v in pool if req.latency_ms is None or v.latency_ms(rows) <= req.latency_ms]
     accurate_enough = [v for v in pool if req.min_accuracy is None or v.accuracy >= req.min_accuracy]
     best_acc = max(fast_enough or pool, key=lambda v: v.accuracy)
+    cheapest = min(v.cost_per_query for v in pool) * rows
     fastest = min(accurate_enough or pool, key=lambda v: v.latency_ms(rows))
     closest = {
         "max_accuracy_within_latency": round(best_acc.accuracy, 4) if fast_enough else None,
@@ -241,9 +246,11 @@ def _unmet(req: Requirements, rows: int, pool: list[VariantProfile]) -> Requirem
         "variant_for_latency": fastest.id if accurate_enough else None,
         "best_accuracy": round(max(v.accuracy for v in pool), 4),
         "best_latency_ms": _ms(min(v.latency_ms(rows) for v in pool)),
+        "min_cost": cheapest,
     }
+    cost = "" if req.max_cost is None else f" and cost <= ${req.max_cost:g}"
     return RequirementsUnmet(
-        f"no variant meets latency <= {req.latency_ms} ms and accuracy >= {req.min_accuracy} "
+        f"no variant meets latency <= {req.latency_ms} ms and accuracy >= {req.min_accuracy}{cost} "
         f"for a batch of {rows}",
         closest=closest,
     )

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool, RawResponse
 from infaas.errors import InfaasError, Unavailable
 
 FRAME_TYPE = "application/x-infaas-frame"
+
+
+class QueryDispatch(Protocol):
+    """What the gateway needs of a scheduler: hand over a query frame, get the JSON answer.
+
+    Two implementations: `SchedulerClient` (the scheduler as its own service, one HTTP hop) and the
+    scheduler's dispatcher embedded in the gateway process (`services.scheduler.app.EmbeddedScheduler`,
+    composed by the CLI), which saves that hop on every query. Errors are raised as `InfaasError`s or
+    returned as an error status that `raise_for_error` turns into one.
+    """
+
+    async def start(self) -> None: ...
+
+    async def infer(self, frame: bytes, *, request_id: str) -> RawResponse: ...
+
+    async def aclose(self) -> None: ...
 
 
 class SchedulerClient:
@@ -17,6 +34,9 @@ class SchedulerClient:
         self._pool = RawHTTPPool(
             url.hostname or "127.0.0.1", url.port or 80, size=connections, timeout_s=timeout_s
         )
+
+    async def start(self) -> None:
+        """Connections open on first use."""
 
     async def infer(self, frame: bytes, *, request_id: str) -> RawResponse:
         """Send a query frame; the scheduler's JSON answer (or error) is passed through untouched."""

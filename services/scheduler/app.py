@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 from fastapi import APIRouter, FastAPI, Request, Response
 
 from infaas.clients.executor import ExecutorClient
+from infaas.clients.rawhttp import RawResponse
 from infaas.config import Settings
 from infaas.errors import InfaasError
 from infaas.web import install_common, request_id
@@ -20,20 +21,55 @@ from services.scheduler.snapshot import SnapshotCache
 router = APIRouter(include_in_schema=False)
 
 
-async def infer(request: Request) -> Response:
-    """The hot route, mounted as a plain Starlette route: no dependency solving or response model,
-    which FastAPI would run for every query (errors still go through the shared handlers)."""
-    dispatcher: Dispatcher = request.app.state.dispatcher
+class EmbeddedScheduler:
+    """The scheduler's dispatcher and snapshot, run inside another process (the gateway).
+
+    Each gateway process then decides and enqueues itself: the query skips one HTTP hop (a request
+    encode, a loopback round trip and a parse on each side). Dispatchers share nothing but Redis, so
+    several gateways each embedding one are as safe as several scheduler replicas.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.redis = aioredis.Redis.from_url(settings.require_redis())
+        self.snapshot = SnapshotCache(self.redis, ttl_s=settings.heartbeat_ttl_s)
+        self.executors = ExecutorClient()
+        self.dispatcher = Dispatcher(
+            redis=self.redis, snapshot=self.snapshot, executors=self.executors, settings=settings
+        )
+
+    async def start(self) -> None:
+        await self.snapshot.start()
+        await self.dispatcher.start()
+
+    async def infer(self, frame: bytes, *, request_id: str) -> RawResponse:
+        return RawResponse(200, await dispatch(self.dispatcher, frame, request_id))
+
+    async def aclose(self) -> None:
+        await self.dispatcher.stop()
+        await self.snapshot.stop()
+        await self.executors.aclose()
+        await self.redis.aclose()
+
+
+async def dispatch(dispatcher: Dispatcher, frame: bytes, request_id: str) -> bytes:
+    """One query through the dispatcher, timed by outcome."""
     start = time.perf_counter()
     outcome = "ok"
     try:
-        body = await dispatcher.infer(await request.body(), request_id(request))
-        return Response(body, media_type="application/json")
+        return await dispatcher.infer(frame, request_id)
     except InfaasError as exc:
         outcome = exc.code
         raise
     finally:
         metrics.REQUEST_SECONDS.labels(outcome).observe(time.perf_counter() - start)
+
+
+async def infer(request: Request) -> Response:
+    """The hot route, mounted as a plain Starlette route: no dependency solving or response model,
+    which FastAPI would run for every query (errors still go through the shared handlers)."""
+    body = await dispatch(request.app.state.dispatcher, await request.body(), request_id(request))
+    return Response(body, media_type="application/json")
 
 
 @router.get("/internal/snapshot")
@@ -52,19 +88,12 @@ async def snapshot(request: Request) -> dict[str, object]:
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        redis = aioredis.Redis.from_url(settings.require_redis())
-        snapshot = SnapshotCache(redis, ttl_s=settings.heartbeat_ttl_s)
-        executors = ExecutorClient()
-        dispatcher = Dispatcher(redis=redis, snapshot=snapshot, executors=executors, settings=settings)
-        await snapshot.start()
-        await dispatcher.start()
-        app.state.snapshot = snapshot
-        app.state.dispatcher = dispatcher
+        scheduler = EmbeddedScheduler(settings)
+        await scheduler.start()
+        app.state.snapshot = scheduler.snapshot
+        app.state.dispatcher = scheduler.dispatcher
         yield
-        await dispatcher.stop()
-        await snapshot.stop()
-        await executors.aclose()
-        await redis.aclose()
+        await scheduler.aclose()
 
     app = FastAPI(title="infaas scheduler", lifespan=lifespan)
     install_common(app, service="scheduler")

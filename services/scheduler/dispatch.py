@@ -16,13 +16,14 @@ import orjson
 import redis.asyncio as aioredis
 
 from infaas import store
-from infaas.cache import PredictionCache, input_digest
+from infaas.cache import CachedAnswer, PredictionCache, input_digest
 from infaas.clients.executor import ExecutorClient
 from infaas.config import Settings
 from infaas.errors import DeadlineExceeded, InvalidInput, NotFound, Overloaded, TooManyRequests, Unavailable
 from infaas.selection import CandidateIndex, Decision, Requirements, get_variant
 from infaas.wire import decode_frame, encode_frame, peek_header
 from services.scheduler import metrics
+from services.scheduler.enqueue import StreamEnqueuer
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
@@ -38,6 +39,7 @@ class Dispatcher:
         self.settings = settings
         self.timeout_s = settings.query_timeout_s
         self.cache = PredictionCache(settings.cache_bytes)
+        self.enqueuer = StreamEnqueuer(redis)
         self.id = uuid.uuid4().hex[:12]
         self.reply_channel = store.reply_channel(self.id)
         self._waiting: dict[str, asyncio.Future[bytes]] = {}
@@ -128,7 +130,11 @@ class Dispatcher:
             metrics.SHED.labels("scheduler_full").inc()
             raise Overloaded("the scheduler is at its in-flight limit", retry_after_s=1)
         rows = int(next(iter(inputs.values())).shape[0])
-        req = Requirements(latency_ms=header.get("latency_ms"), min_accuracy=header.get("min_accuracy"))
+        req = Requirements(
+            latency_ms=header.get("latency_ms"),
+            min_accuracy=header.get("min_accuracy"),
+            max_cost=header.get("max_cost"),
+        )
         t0 = time.perf_counter()
         try:
             decision = get_variant(
@@ -150,12 +156,12 @@ class Dispatcher:
         key = None
         if header.get("cache", True):
             key = PredictionCache.key(variant.model, input_digest(inputs))
-            hit = self.cache.get(key)
+            hit = self._usable(self.cache.get(key), req, rows)
             metrics.CACHE.labels("hit" if hit is not None else "miss").inc()
             if hit is not None:
                 return self._answer(
-                    decision,
-                    hit,
+                    hit[0],
+                    hit[1],
                     request_id,
                     arrived,
                     req,
@@ -219,7 +225,7 @@ class Dispatcher:
         )
         metrics.PENDING.inc()
         try:
-            await self.redis.xadd(store.stream_key(decision.variant.id), {"f": frame})
+            await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
             answer = await asyncio.wait_for(future, timeout=max(0.0, wait_until - time.perf_counter()))
         except TimeoutError as exc:
             if wait_until == hard_deadline:
@@ -246,7 +252,7 @@ class Dispatcher:
                 reason=reply_header["error"],
             )
         if key is not None:
-            self.cache.put(key, outputs)
+            self.cache.put(key, outputs, variant=decision.variant.id)
         reason = decision.reason + (
             "; cold start: the instance was loaded for this query" if loaded_now else ""
         )
@@ -262,6 +268,20 @@ class Dispatcher:
             cached=False,
             reason=reason,
         )
+
+    def _usable(
+        self, hit: CachedAnswer | None, req: Requirements, rows: int
+    ) -> tuple[Decision, dict[str, np.ndarray]] | None:
+        """A cached answer counts only if the variant that computed it meets this query's accuracy and
+        cost (another variant of the model may have been chosen since); the answer then names it."""
+        if hit is None:
+            return None
+        computed_by = self.snapshot.snapshot.variants.get(hit.variant)
+        if computed_by is None or (req.min_accuracy is not None and computed_by.accuracy < req.min_accuracy):
+            return None
+        if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
+            return None
+        return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs
 
     def _missed(
         self,

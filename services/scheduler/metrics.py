@@ -17,7 +17,9 @@ DECISION_SECONDS = Histogram(
 )
 DECISIONS = Counter("infaas_scheduler_decisions_total", "Selection outcomes", ["action"])
 SLO = Counter("infaas_scheduler_slo_total", "Queries with an SLO, by whether it was met", ["met"])
-PENDING = Gauge("infaas_scheduler_pending_requests", "Queries waiting for a worker's answer")
+PENDING = Gauge(
+    "infaas_scheduler_pending_requests", "Queries waiting for a worker's answer", multiprocess_mode="livesum"
+)
 CACHE = Counter("infaas_cache_requests_total", "Prediction cache look-ups", ["result"])
 SHED = Counter("infaas_shed_requests_total", "Queries refused to keep queues bounded", ["reason"])
 FAILURES = Counter("infaas_scheduler_request_failure_total", "Queries that failed, by reason", ["reason"])
@@ -26,4 +28,5 @@ QUEUED_ROWS = Gauge(
     "Rows this scheduler has in flight per variant "
     "(bounded by queue_limit_s of the variant's profiled throughput)",
     ["variant"],
+    multiprocess_mode="livesum",
 )

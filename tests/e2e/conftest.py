@@ -32,6 +32,12 @@ class RunningSuite:
     url: str
     admin: httpx.Client
 
+    @property
+    def scheduler_metrics_url(self) -> str:
+        """Where the scheduler's metrics are: its own service, or the gateway that embeds it."""
+        service = "scheduler" if self.settings.scheduler_mode == "remote" else "gateway"
+        return f"http://127.0.0.1:{self.settings.port(service)}/metrics"
+
     def client(self, key: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         return httpx.Client(base_url=self.url, headers=headers, timeout=60)
@@ -88,8 +94,13 @@ def running(
         name = f"infaas_e2e_{uuid.uuid4().hex[:10]}"
         with psycopg.connect(libpq(admin_url), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
+        # This run keeps the scheduler as its own service (the gateway calls it over HTTP); the
+        # embedded run below has it inside the gateway (the default), so both modes are covered.
         settings = _settings(
-            var_dir, database_url=admin_url.rsplit("/", 1)[0] + f"/{name}", redis_url=redis_url
+            var_dir,
+            database_url=admin_url.rsplit("/", 1)[0] + f"/{name}",
+            redis_url=redis_url,
+            scheduler_mode="remote",
         )
 
         def drop() -> None:

@@ -81,7 +81,7 @@ def test_repeated_inputs_are_answered_from_the_cache(
     assert second["outputs"] == first["outputs"]
     other = query(running, shop_key, {"inputs": (x + 0.01).tolist()}).json()
     assert other["cached"] is False
-    metrics = httpx.get(f"http://127.0.0.1:{running.settings.scheduler_port}/metrics").text
+    metrics = httpx.get(running.scheduler_metrics_url).text
     assert 'infaas_cache_requests_total{result="hit"}' in metrics
 
 
@@ -125,3 +125,18 @@ def test_concurrent_queries_over_two_executors_lose_and_mix_up_nothing(
     assert len(workers) == 2, workers  # both executors pulled from the shared stream
     batched = [b for b in bodies if b["latency_ms"]["compute"] > 0]
     assert len(batched) == len(x)
+
+
+def test_a_cost_cap_is_enforced_and_said(
+    running: RunningSuite, shop_key: str, small_model: DemoModel
+) -> None:
+    x = np.load(small_model.validation_path)["x"][:4].tolist()
+    variants = running.admin.get("/v1/models/small/variants", params={"status": "ready"}).json()
+    cheapest = min(v["cost_per_query"] for v in variants if v["cost_per_query"]) * 4
+    answered = query(running, shop_key, {"inputs": x, "max_cost": 1.0})
+    assert answered.status_code == 200, answered.text
+    refused = query(running, shop_key, {"inputs": x, "max_cost": cheapest / 10})
+    assert refused.status_code == 422
+    error = refused.json()["error"]
+    assert error["code"] == "requirements_unmet" and "cost <=" in error["message"]
+    assert error["closest"]["min_cost"] > cheapest / 10

@@ -39,6 +39,16 @@ def test_entries_larger_than_the_cache_are_not_kept_and_values_are_copies() -> N
     cache.put("s", small)
     small["y"][0, 0] = 42  # the caller reusing its buffer must not change the cached answer
     hit = cache.get("s")
-    assert hit is not None and hit["y"][0, 0] == 1.0
+    assert hit is not None and hit.outputs["y"][0, 0] == 1.0
     cache.put("s", out(2, fill=3.0))  # replacing keeps the byte count right
     assert cache.bytes == 8
+
+
+def test_an_entry_remembers_the_variant_that_computed_it() -> None:
+    cache = PredictionCache(max_bytes=1024)
+    cache.put("m:d", out(2), variant="m.int8")
+    hit = cache.get("m:d")
+    assert hit is not None and hit.variant == "m.int8"
+    cache.put("m:d", out(2), variant="m.fp32")  # recomputed by another variant: the entry says so
+    hit = cache.get("m:d")
+    assert hit is not None and hit.variant == "m.fp32" and len(cache) == 1

@@ -91,6 +91,8 @@ def test_parse_body_invalid_json_is_bad_request(body: bytes) -> None:
         ({"inputs": [], "min_accuracy": -0.1}, "min_accuracy"),
         ({"inputs": [], "min_accuracy": True}, "min_accuracy"),
         ({"inputs": [], "min_accuracy": "0.9"}, "min_accuracy"),
+        ({"inputs": [], "max_cost": -0.01}, "max_cost"),
+        ({"inputs": [], "max_cost": "1"}, "max_cost"),
     ],
 )
 def test_parse_body_refuses_bad_content_with_422(data: Any, field: str | None) -> None:
@@ -103,7 +105,7 @@ def test_parse_body_refuses_bad_content_with_422(data: Any, field: str | None) -
 def test_parse_body_unknown_fields_lists_the_allowed_ones() -> None:
     with pytest.raises(InvalidInput, match="extra") as info:
         parse_body(orjson.dumps({"inputs": [], "extra": 1}))
-    assert info.value.details["allowed"] == ["inputs", "latency_ms", "min_accuracy", "variant"]
+    assert info.value.details["allowed"] == ["inputs", "latency_ms", "max_cost", "min_accuracy", "variant"]
 
 
 # --- tensors_for --------------------------------------------------------------------------------------
@@ -182,6 +184,7 @@ def test_model_frame_header_and_arrays() -> None:
         "signature": "x:float32:4",
         "latency_ms": 15,
         "min_accuracy": None,
+        "max_cost": None,
         "variant": None,
         "app": "shop",
         "policy": "best_effort",
@@ -202,6 +205,7 @@ def test_app_frame_picks_the_matching_signature_and_applies_defaults() -> None:
         "signature": "x:float32:8",
         "latency_ms": 50.0,
         "min_accuracy": 0.9,
+        "max_cost": None,
         "app": "shop",
         "policy": "best_effort",
         "cache": True,

@@ -309,6 +309,7 @@ def test_requirements_unmet_names_the_closest_achievable() -> None:
         "variant_for_latency": "c",
         "best_accuracy": 0.95,
         "best_latency_ms": 5.0,
+        "min_cost": 0.0,  # the test variants carry no cost
     }
 
 
@@ -417,3 +418,25 @@ def test_candidate_index_matches_the_per_variant_latency_model() -> None:
     index = CandidateIndex(vs)
     for rows in (1, 2, 3, 4, 5, 9, 16, 17, 40):
         assert list(index.latency_at(rows)) == [v.latency_ms(rows) for v in vs], rows
+
+
+def test_max_cost_caps_the_query_cost_at_its_row_count() -> None:
+    from dataclasses import replace
+
+    cheap_slow = replace(variant("cheap", latencies=((1, 4.0, 5.0), (8, 6.0, 7.0))), cost_per_query=1e-6)
+    dear_fast = replace(variant("dear", latencies=((1, 1.0, 2.0), (8, 1.5, 2.0))), cost_per_query=1e-5)
+    snap = Snapshot(
+        instances=(InstanceView("w1", "cheap", "active"), InstanceView("w1", "dear", "active")),
+        workers=(worker("w1"),),
+    )
+    # Fastest first, but a cap of $5e-6 per query rules the dear one out ($1e-5 a row).
+    capped = get_variant(
+        Requirements(latency_ms=10, max_cost=5e-6), 1, [cheap_slow, dear_fast], snap, prefer="latency"
+    )
+    assert capped.variant.id == "cheap"
+    # 8 rows of the cheap one cost $8e-6: over a $5e-6 cap, so nothing meets the query.
+    with pytest.raises(RequirementsUnmet) as unmet:
+        get_variant(Requirements(max_cost=5e-6), 8, [cheap_slow, dear_fast], snap)
+    assert "cost <= $5e-06" in unmet.value.message
+    assert unmet.value.details["closest"]["min_cost"] == pytest.approx(8e-6)
+    assert get_variant(Requirements(max_cost=1.0), 8, [cheap_slow, dear_fast], snap).variant.id == "cheap"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -127,3 +128,72 @@ async def test_failing_reload_after_expiry_retries_next_time(clock: Clock, loade
         await cache.get("k", loader("k"))
     loader.fail = False
     assert await cache.get("k", loader("k")) == "k#3"
+
+
+async def test_concurrent_misses_share_one_load(clock: Clock) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    release = asyncio.Event()
+    calls = 0
+
+    async def slow() -> str:
+        nonlocal calls
+        calls += 1
+        await release.wait()
+        return f"v{calls}"
+
+    waiters = [asyncio.create_task(cache.get("k", slow)) for _ in range(32)]
+    await asyncio.sleep(0)
+    release.set()
+    assert await asyncio.gather(*waiters) == ["v1"] * 32
+    assert calls == 1
+
+
+async def test_a_shared_failed_load_fails_every_waiter_and_is_not_cached(clock: Clock) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, clock=clock)
+    release = asyncio.Event()
+
+    async def broken() -> str:
+        await release.wait()
+        raise RuntimeError("registry down")
+
+    waiters = [asyncio.create_task(cache.get("k", broken)) for _ in range(3)]
+    await asyncio.sleep(0)
+    release.set()
+    results = await asyncio.gather(*waiters, return_exceptions=True)
+    assert all(isinstance(r, RuntimeError) for r in results)
+    loader = Loader()
+    assert await cache.get("k", loader("k")) == "k#1"
+
+
+async def test_refresh_ahead_reloads_in_the_background_and_keeps_answering(
+    clock: Clock, loader: Loader
+) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, refresh_after_s=5.0, clock=clock)
+    assert await cache.get("k", loader("k")) == "k#1"
+    clock.now += 4.0
+    assert await cache.get("k", loader("k")) == "k#1"
+    assert loader.calls == ["k"]  # not due yet
+    clock.now += 2.0  # t = 6: due; the old value answers while one reload runs
+    assert await cache.get("k", loader("k")) == "k#1"
+    assert await cache.get("k", loader("k")) == "k#1"
+    await asyncio.sleep(0)
+    assert loader.calls == ["k", "k"]
+    assert await cache.get("k", loader("k")) == "k#2"
+    clock.now += 9.0  # t = 15: the reloaded entry (from t = 6) is still fresh
+    assert await cache.get("k", loader("k")) == "k#2"
+
+
+async def test_failed_refresh_keeps_the_value_until_it_expires_then_reports(
+    clock: Clock, loader: Loader
+) -> None:
+    cache: TTLCache[str] = TTLCache(10.0, refresh_after_s=5.0, clock=clock)
+    await cache.get("k", loader("k"))
+    loader.fail = True
+    clock.now += 6.0
+    assert await cache.get("k", loader("k")) == "k#1"
+    await asyncio.sleep(0)
+    assert await cache.get("k", loader("k")) == "k#1"  # retried no sooner than a second later
+    assert loader.calls == ["k", "k"]
+    clock.now += 5.0  # t = 11: expired; the caller sees the error
+    with pytest.raises(RuntimeError, match="registry down"):
+        await cache.get("k", loader("k"))
