@@ -1,0 +1,101 @@
+"""Public routes of offline jobs: passed through to the registry with the caller's identity; the result
+is streamed through without buffering it here."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import httpx
+from fastapi import APIRouter, File, Form, Request, Response, UploadFile
+from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
+
+from gateway.api import _ERRORS, AuthHeader, _forward, _state
+from infaas.clients.base import principal_headers, raise_for_error, unavailable
+from infaas.jobs_schemas import Job
+from infaas.web import request_id
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+_JOB_ERRORS = {**_ERRORS, 409: {"description": "the job is not in a state that allows this"}}
+
+
+@router.post("", status_code=202, response_model=Job, responses=_JOB_ERRORS)
+async def submit_job(
+    request: Request,
+    metadata: Annotated[
+        str,
+        Form(
+            description='JSON: {"app" | "model", "min_accuracy"?, "input_path"?, "output_path"?, '
+            '"chunk_rows"?} (see JobSubmit)'
+        ),
+    ],
+    input: Annotated[  # noqa: A002 - the form field's public name
+        UploadFile | None, File(description="The input rows: .npy, or .npz with `x` (or one array per input)")
+    ] = None,
+    authorization: AuthHeader = None,
+) -> Response:
+    """Submit an offline job: the input is validated against the model now (wrong shape or dtype, a
+    corrupt file, an unknown model fail here), then it runs in spare capacity. Poll `GET /v1/jobs/{id}`."""
+    principal = await _state(request).auth.principal(authorization)
+    files = None
+    if input is not None:
+        files = {"input": (input.filename or "input", await input.read(), "application/octet-stream")}
+    return await _forward(request, principal, "POST", "/v1/jobs", files=files, data={"metadata": metadata})
+
+
+@router.get("", response_model=list[Job], responses=_JOB_ERRORS)
+async def list_jobs(request: Request, authorization: AuthHeader = None) -> Response:
+    """The caller's jobs (every job for the admin key), newest first."""
+    principal = await _state(request).auth.principal(authorization)
+    return await _forward(request, principal, "GET", "/v1/jobs")
+
+
+@router.get("/{job_id}", response_model=Job, responses=_JOB_ERRORS)
+async def get_job(job_id: str, request: Request, authorization: AuthHeader = None) -> Response:
+    """State (with the reason), rows done of total, throughput, ETA, errors, the variant chosen and why."""
+    principal = await _state(request).auth.principal(authorization)
+    return await _forward(request, principal, "GET", f"/v1/jobs/{job_id}")
+
+
+@router.delete("/{job_id}", response_model=Job, responses=_JOB_ERRORS)
+async def cancel_job(job_id: str, request: Request, authorization: AuthHeader = None) -> Response:
+    """Cancel a job; chunks already running finish but are not recorded. 409 once the job has ended."""
+    principal = await _state(request).auth.principal(authorization)
+    return await _forward(request, principal, "DELETE", f"/v1/jobs/{job_id}")
+
+
+@router.get(
+    "/{job_id}/result",
+    response_class=StreamingResponse,
+    responses={
+        **_JOB_ERRORS,
+        200: {
+            "content": {"application/octet-stream": {}},
+            "description": "the output .npz, one array per output",
+        },
+    },
+)
+async def job_result(job_id: str, request: Request, authorization: AuthHeader = None) -> StreamingResponse:
+    """The output `.npz` of a succeeded job (409 before: no partial result is ever served)."""
+    state = _state(request)
+    principal = await state.auth.principal(authorization)
+    http = state.registry.http
+    headers = principal_headers(principal) | {"x-request-id": request_id(request)}
+    try:
+        upstream = await http.send(
+            http.build_request("GET", f"/v1/jobs/{job_id}/result", headers=headers), stream=True
+        )
+    except httpx.HTTPError as exc:
+        raise unavailable("registry", exc) from exc
+    if upstream.status_code >= 400:
+        await upstream.aread()
+        await upstream.aclose()
+        raise_for_error(upstream)
+    passed = {k: v for k, v in upstream.headers.items() if k in ("content-length", "content-disposition")}
+    return StreamingResponse(
+        upstream.aiter_raw(),
+        media_type="application/octet-stream",
+        headers=passed,
+        background=BackgroundTask(upstream.aclose),
+    )

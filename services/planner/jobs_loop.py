@@ -1,0 +1,183 @@
+"""The planner's offline-job loop: every `job_tick_s` decide the throttle (`throttle.decide`), publish
+it in Redis for the jobs workers, apply it to the jobs in Postgres (through the registry), and — when
+not paused — lease chunks up to `job_max_in_flight` and send each as a Celery task to queue `jobs`.
+
+A chunk whose task is lost (a jobs worker killed, Redis restarted) stays leased only until its lease
+expires; the next tick leases and sends it again. Nothing here is durable: a restarted planner picks
+up from Postgres.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+
+import redis.asyncio as aioredis
+from fastapi import APIRouter, FastAPI, Request
+from prometheus_client import Counter, Gauge
+from pydantic import BaseModel
+
+from infaas import store
+from infaas.clients.jobs import AsyncJobsClient
+from infaas.config import Settings
+from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, THROTTLE_KEY, ThrottleState, make_jobs_celery
+from infaas.jobs_schemas import JobsTick
+from services.planner.throttle import ThrottleDecision, ThrottleThresholds, WorkerLoad, decide
+
+log = logging.getLogger("infaas.planner.jobs")
+
+PAUSED = Gauge(
+    "infaas_planner_jobs_paused", "1 while the throttle pauses offline jobs", multiprocess_mode="livemax"
+)
+ACTIVE = Gauge(
+    "infaas_planner_jobs_active", "Offline jobs queued, running or paused", multiprocess_mode="livemax"
+)
+IN_FLIGHT = Gauge(
+    "infaas_planner_job_chunks_in_flight", "Chunks leased to jobs workers", multiprocess_mode="livemax"
+)
+DISPATCHED = Counter("infaas_planner_job_chunks_dispatched_total", "Chunk tasks sent to the jobs queue")
+DECISIONS = Counter("infaas_planner_throttle_changes_total", "Throttle pause/resume changes", ["paused"])
+
+
+def thresholds_from(settings: Settings) -> ThrottleThresholds:
+    return ThrottleThresholds(
+        pause_utilization=settings.job_pause_utilization,
+        resume_utilization=settings.job_resume_utilization,
+        pause_states=frozenset(settings.job_pause_states),
+    )
+
+
+async def read_loads(r: aioredis.Redis, *, ttl_s: float) -> tuple[WorkerLoad, ...]:
+    workers, instances = await store.read_live(r, now=time.time(), ttl_s=ttl_s)
+    return tuple(
+        WorkerLoad(
+            id=w.id,
+            hardware=w.hardware,
+            utilization=w.utilization,
+            instance_states=tuple((i.variant_id, i.state) for i in instances if i.worker_id == w.id),
+        )
+        for w in workers
+    )
+
+
+class JobsLoop:
+    """One tick at a time; `send(job_id, index)` enqueues a chunk task (blocking, run in a thread)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        redis: aioredis.Redis,
+        jobs: AsyncJobsClient,
+        send: Callable[[str, int], None],
+    ) -> None:
+        self.settings = settings
+        self.redis = redis
+        self.jobs = jobs
+        self.send = send
+        self.thresholds = thresholds_from(settings)
+        self.decision: ThrottleDecision | None = None
+
+    async def tick(self) -> ThrottleDecision:
+        loads = await read_loads(self.redis, ttl_s=self.settings.heartbeat_ttl_s)
+        previous = self.decision
+        eligible = frozenset(previous.eligible) if previous is not None else None
+        decision = decide(loads, thresholds=self.thresholds, previously_eligible=eligible)
+        if previous is None or previous.paused != decision.paused:
+            DECISIONS.labels(str(decision.paused).lower()).inc()
+            log.info("offline jobs %s: %s", "paused" if decision.paused else "running", decision.reason)
+        self.decision = decision
+        PAUSED.set(1 if decision.paused else 0)
+        state = ThrottleState(decision.paused, decision.reason, decision.eligible, time.time())
+        ttl_ms = int(max(2.0, 4 * self.settings.job_tick_s) * 1000)
+        await self.redis.set(THROTTLE_KEY, state.to_json(), px=ttl_ms)
+        result = await self.jobs.tick(
+            JobsTick(
+                paused=decision.paused,
+                reason=decision.reason[:500],
+                max_in_flight=self.settings.job_max_in_flight,
+                lease_s=self.settings.job_chunk_lease_s,
+            )
+        )
+        ACTIVE.set(result.active_jobs)
+        IN_FLIGHT.set(result.in_flight)
+        for chunk in result.leased:
+            await asyncio.to_thread(self.send, chunk.job_id, chunk.index)
+            DISPATCHED.inc()
+        return decision
+
+    async def run_forever(self) -> None:
+        while True:
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # registry or Redis briefly away: leases expire, nothing is lost
+                log.warning("jobs tick failed: %s", exc)
+            await asyncio.sleep(self.settings.job_tick_s)
+
+
+class ThrottleView(BaseModel):
+    paused: bool
+    reason: str
+    eligible: list[str]
+    workers: dict[str, str]
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    settings: Settings = app.state.jobs_settings
+    r = aioredis.Redis.from_url(settings.require_redis())
+    celery = make_jobs_celery(settings.require_redis())
+    jobs = AsyncJobsClient(settings.service_url("registry"))
+
+    def send(job_id: str, index: int) -> None:
+        celery.send_task(
+            RUN_CHUNK,
+            args=[job_id, index],
+            queue=JOBS_QUEUE,
+            retry=True,
+            retry_policy={"max_retries": 2, "interval_start": 0.2},
+        )
+
+    loop = JobsLoop(settings, redis=r, jobs=jobs, send=send)
+    app.state.jobs_loop = loop
+    task = asyncio.create_task(loop.run_forever(), name="jobs-throttle")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await jobs.aclose()
+        await r.aclose()
+
+
+def jobs_router(settings: Settings) -> APIRouter:
+    """The loop's router: include it in the planner app to run the loop for the app's lifetime."""
+    router = APIRouter(prefix="/internal/jobs", include_in_schema=False, lifespan=_with_settings(settings))
+
+    @router.get("/throttle", response_model=ThrottleView)
+    async def throttle(request: Request) -> ThrottleView:
+        decision: ThrottleDecision | None = request.app.state.jobs_loop.decision
+        if decision is None:
+            return ThrottleView(paused=True, reason="no decision yet", eligible=[], workers={})
+        return ThrottleView(
+            paused=decision.paused,
+            reason=decision.reason,
+            eligible=list(decision.eligible),
+            workers=dict(decision.reasons),
+        )
+
+    return router
+
+
+def _with_settings(settings: Settings) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
+    def lifespan(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
+        app.state.jobs_settings = settings
+        return _lifespan(app)
+
+    return lifespan

@@ -1,0 +1,159 @@
+"""The jobs worker (`infaas serve jobs`): Celery tasks that run one chunk of an offline job each.
+
+`run_chunk` is the whole of a task: read the chunk's rows (memory-mapped `.npy` from the artifact
+store), send them to an executor the planner's throttle allows, store the outputs content-addressed,
+and tell the registry the chunk is done. Every step can be repeated: the output is keyed by its bytes,
+and the registry records a chunk's completion once. So a task may run twice (a lease expired, Celery
+redelivered an unacknowledged message) without duplicating a row; a task that dies leaves the chunk
+leased until the lease runs out and the planner hands it out again, so no row is lost either.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+import redis
+from celery import Celery
+
+from infaas import store
+from infaas.artifacts import ArtifactStore, LocalArtifactStore
+from infaas.clients.executor import OfflineExecutorClient
+from infaas.clients.jobs import JobsClient
+from infaas.config import Settings
+from infaas.errors import InfaasError, InvalidInput
+from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, THROTTLE_KEY, ThrottleState, make_jobs_celery, npz_bytes
+from infaas.jobs_schemas import TERMINAL_STATES, ChunkDone, ChunkRelease
+
+log = logging.getLogger("infaas.jobs")
+
+
+@dataclass
+class ChunkContext:
+    """What a chunk run needs, injected so tests can run it against real services in-process."""
+
+    jobs: JobsClient
+    executor: OfflineExecutorClient
+    artifacts: ArtifactStore
+    redis: redis.Redis
+    name: str
+    heartbeat_ttl_s: float = 5.0
+
+
+def run_chunk(ctx: ChunkContext, job_id: str, index: int) -> str:
+    """Run one chunk; returns what happened (for logs and tests)."""
+    task = ctx.jobs.chunk(job_id, index)
+    if task.state == "done":
+        return "already done"
+    if task.job_state in TERMINAL_STATES:
+        return f"job {task.job_state}"
+    try:
+        throttle = ThrottleState.from_json(ctx.redis.get(THROTTLE_KEY))
+        worker = _pick_worker(ctx, task.variant, throttle)
+    except redis.RedisError as exc:
+        throttle, worker = ThrottleState(True, f"metadata store unreachable: {exc}", (), 0.0), None
+    if throttle.paused or worker is None:
+        reason = throttle.reason if throttle.paused else "no live worker the throttle allows for this variant"
+        ctx.jobs.release(job_id, index, ChunkRelease(reason=f"paused: {reason}"[:500], quiet=True))
+        return "released: " + reason
+    wid, url = worker
+    inputs = {
+        name: np.ascontiguousarray(
+            np.load(ctx.artifacts.path(digest), mmap_mode="r", allow_pickle=False)[
+                task.row_start : task.row_end
+            ]
+        )
+        for name, digest in task.inputs.items()
+    }
+    rows = task.row_end - task.row_start
+    try:
+        outputs = ctx.executor.run(url, task.variant, inputs)
+    except InvalidInput as exc:  # the rows themselves cannot run: running them again would not help
+        ctx.jobs.release(
+            job_id, index, ChunkRelease(reason=f"{wid}: {exc.message} {exc.details}"[:500], fatal=True)
+        )
+        return "failed: " + exc.message
+    except InfaasError as exc:  # the worker died, is loading, restarted: try again later elsewhere
+        ctx.jobs.release(job_id, index, ChunkRelease(reason=f"{wid}: {exc.message}"[:500]))
+        return "released: " + exc.message
+    missing = [n for n in task.output_names if n not in outputs]
+    short = {n: a.shape[0] for n, a in outputs.items() if a.shape[0] != rows}
+    if missing or short:
+        reason = (
+            f"{wid} answered outputs {sorted(outputs)} with rows {short}; "
+            f"expected {task.output_names} × {rows} rows"
+        )
+        ctx.jobs.release(job_id, index, ChunkRelease(reason=reason[:500], fatal=True))
+        return "failed: " + reason
+    digest = ctx.artifacts.put(npz_bytes({n: outputs[n] for n in task.output_names}))
+    result = ctx.jobs.done(job_id, index, ChunkDone(output_digest=digest, worker=ctx.name[:64]))
+    return "done" if result.newly_done else "already done"
+
+
+def _pick_worker(ctx: ChunkContext, variant: str, throttle: ThrottleState) -> tuple[str, str] | None:
+    """The least utilized live worker of the variant's hardware that the throttle allows."""
+    blob = ctx.redis.get(store.variant_key(variant))
+    if blob is None:
+        return None
+    hardware = orjson.loads(blob).get("hardware", "cpu")
+    best: tuple[float, str, str] | None = None
+    for wid in throttle.eligible:
+        raw: dict[bytes, bytes] = ctx.redis.hgetall(store.worker_key(wid))  # type: ignore[assignment]
+        info = {store.text(k): store.text(v) for k, v in raw.items()}
+        if not info or info.get("hardware") != hardware:
+            continue
+        if time.time() - float(info.get("heartbeat_at", "0")) > ctx.heartbeat_ttl_s:
+            continue
+        utilization = float(info.get("utilization", "1"))
+        if best is None or utilization < best[0]:
+            best = (utilization, wid, info["url"])
+    return None if best is None else (best[1], best[2])
+
+
+def create_jobs_app(settings: Settings) -> Celery:
+    celery = make_jobs_celery(
+        settings.require_redis(), visibility_timeout_s=max(60.0, 4 * settings.job_chunk_lease_s)
+    )
+    ctx = ChunkContext(
+        jobs=JobsClient(settings.service_url("registry")),
+        executor=OfflineExecutorClient(timeout_s=max(30.0, settings.job_chunk_lease_s)),
+        artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
+        redis=redis.Redis.from_url(settings.require_redis()),
+        name=f"jobs@{socket.gethostname()}:{os.getpid()}",
+        heartbeat_ttl_s=settings.heartbeat_ttl_s,
+    )
+
+    @celery.task(name=RUN_CHUNK, acks_late=True, max_retries=0)  # type: ignore[untyped-decorator]
+    def run_chunk_task(job_id: str, index: int) -> str:
+        outcome = run_chunk(ctx, job_id, index)
+        log.info("job %s chunk %d: %s", job_id, index, outcome)
+        return outcome
+
+    return celery
+
+
+def run_worker(settings: Settings) -> None:
+    """One chunk at a time per process (solo pool): run more processes for more offline throughput."""
+    celery = create_jobs_app(settings)
+    celery.worker_main(
+        [
+            "worker",
+            "--pool",
+            "solo",
+            "--concurrency",
+            "1",
+            "-Q",
+            JOBS_QUEUE,
+            "--loglevel",
+            settings.log_level.upper(),
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            f"jobs@{socket.gethostname()}:{os.getpid()}",
+        ]
+    )

@@ -1,0 +1,178 @@
+"""Offline jobs, submission: validate everything (model, input, requirements, output path), choose the
+variant for throughput per cost, store the inputs, split into chunks — in that order, so a refused job
+leaves nothing behind."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import redis
+from sqlalchemy.orm import Session
+
+from infaas import store
+from infaas.artifacts import ArtifactStore
+from infaas.config import Settings
+from infaas.db import AppRow, JobChunkRow, JobRow, ModelRow
+from infaas.errors import Conflict, InvalidInput, NotFound, RequirementsUnmet
+from infaas.job_variants import JobCandidate, choose_job_variant
+from infaas.jobs import auto_chunk_rows, chunk_plan, npy_bytes, parse_job_input
+from infaas.jobs_schemas import JobDecision, JobSubmit
+from infaas.schemas import Principal
+from infaas.tensors import Signature
+from services.registry import repository as repo
+from services.registry import service
+from services.registry.jobs import inside
+
+
+def submit(
+    session: Session,
+    *,
+    principal: Principal,
+    body: JobSubmit,
+    data: bytes,
+    artifacts: ArtifactStore,
+    settings: Settings,
+    live_hardware: frozenset[str] | None,
+) -> JobRow:
+    """Validate everything first (model, input, requirements, output path); only then store and insert."""
+    models, app = _candidate_models(session, principal, body)
+    parsed: dict[str, np.ndarray] | None = None
+    model: ModelRow | None = None
+    first_error: InvalidInput | None = None
+    for candidate in models:  # a model-less job runs on the app's models whose signature fits the input
+        try:
+            parsed = parse_job_input(
+                data,
+                Signature.from_json(candidate.signature),
+                max_rows=settings.job_max_rows,
+                max_bytes=settings.job_max_input_bytes,
+            )
+        except InvalidInput as exc:
+            first_error = first_error or exc
+            continue
+        model = candidate
+        break
+    if parsed is None or model is None:
+        assert first_error is not None
+        raise first_error
+    fitting = [m for m in models if m.signature == model.signature]
+    min_accuracy = body.min_accuracy if body.min_accuracy is not None else app.default_min_accuracy
+    choice = choose_job_variant(
+        [c for m in fitting for c in _candidates(session, m)],
+        min_accuracy=min_accuracy,
+        hardware=live_hardware,
+    )
+    chosen = choice.variant
+    model = next(m for m in fitting if m.name == chosen.model)
+    output_file = _output_file(settings, body.output_path)
+    rows = next(iter(parsed.values())).shape[0]
+    chunk_rows = body.chunk_rows or auto_chunk_rows(
+        throughput_rows_s=chosen.saturation_qps,
+        max_batch=chosen.max_batch,
+        target_s=settings.job_chunk_seconds,
+        cap=max(chosen.max_batch, 100_000),
+    )
+    inputs = {name: artifacts.put(npy_bytes(array)) for name, array in parsed.items()}
+    plan = chunk_plan(rows, chunk_rows)
+    job = JobRow(
+        id=uuid.uuid4().hex,
+        app_id=app.id,
+        model_id=model.id,
+        variant_id=chosen.id,
+        state="queued",
+        state_reason="waiting for spare capacity",
+        min_accuracy=min_accuracy,
+        decision=JobDecision(
+            variant=chosen.id,
+            model=chosen.model,
+            accuracy=chosen.accuracy,
+            throughput_rows_s=chosen.saturation_qps,
+            cost_per_million_rows=1e6 * chosen.cost_per_s / chosen.saturation_qps,
+            max_batch=chosen.max_batch,
+            reason=choice.reason,
+            considered=choice.considered,
+        ).model_dump(),
+        inputs=inputs,
+        input_source=body.input_path or "upload",
+        output_location=str(output_file.relative_to(settings.resolved_job_data_dir)) if output_file else None,
+        rows_total=rows,
+        rows_done=0,
+        chunk_rows=chunk_rows,
+        chunks_total=len(plan),
+        errors=[],
+    )
+    session.add(job)
+    session.flush()
+    session.add_all(
+        JobChunkRow(job_id=job.id, index=i, row_start=a, row_end=b, state="pending", attempts=0)
+        for i, (a, b) in enumerate(plan)
+    )
+    session.commit()
+    return job
+
+
+def read_input_path(settings: Settings, path: str) -> bytes:
+    file = inside(settings.resolved_job_data_dir, path)
+    if not file.is_file():
+        raise NotFound(f"no input {path!r} in the job data store", input_path=path)
+    size = file.stat().st_size
+    if size > settings.job_max_input_bytes:
+        raise InvalidInput(f"the input is {size} bytes; at most {settings.job_max_input_bytes}")
+    return file.read_bytes()
+
+
+def _output_file(settings: Settings, path: str | None) -> Path | None:
+    if path is None:
+        return None
+    file = inside(settings.resolved_job_data_dir, path)
+    if file.exists():
+        raise Conflict(f"output {path!r} already exists; jobs never overwrite", output_path=path)
+    return file
+
+
+def _candidate_models(
+    session: Session, principal: Principal, body: JobSubmit
+) -> tuple[list[ModelRow], AppRow]:
+    if body.model:
+        model = service.model_row(session, principal, body.model)
+        app = session.get(AppRow, model.app_id)
+        assert app is not None
+        if body.app and body.app != app.name:
+            raise InvalidInput(f"model {model.name!r} belongs to app {app.name!r}, not {body.app!r}")
+        if model.status != "ready":
+            raise Conflict(
+                f"model {model.name!r} is {model.status}, not ready", model=model.name, status=model.status
+            )
+        return [model], app
+    assert body.app is not None
+    app = service.app_for(session, principal, body.app)
+    ready = [m for m in repo.models(session, app_id=app.id) if m.status == "ready"]
+    if not ready:
+        raise RequirementsUnmet(f"app {app.name!r} has no ready model", app=app.name)
+    return ready, app
+
+
+def _candidates(session: Session, model: ModelRow) -> list[JobCandidate]:
+    return [
+        JobCandidate(
+            id=v.id,
+            model=model.name,
+            accuracy=v.accuracy or 0.0,
+            saturation_qps=v.saturation_qps or 0.0,
+            cost_per_s=v.cost_per_s or 0.0,
+            max_batch=v.max_batch,
+            hardware=v.hardware,
+        )
+        for v in repo.variants(session, model.id)
+        if v.status == "ready"
+    ]
+
+
+def live_hardware(r: redis.Redis, *, ttl_s: float) -> frozenset[str] | None:
+    """Hardware kinds of live workers; None when none is live (the job then waits for one)."""
+    ids = [store.text(m) for m in r.zrangebyscore(store.WORKERS, time.time() - ttl_s, "+inf")]
+    kinds = {store.text(h) for wid in ids if (h := r.hget(store.worker_key(wid), "hardware"))}
+    return frozenset(kinds) or None
