@@ -1,0 +1,37 @@
+"""`GET /v1/events`: what the planner decided and why (admin key)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Query, Request
+
+from infaas.clients.planner import PlannerClient
+from infaas.errors import Forbidden
+from infaas.events import EventPage
+
+router = APIRouter(prefix="/v1")
+
+
+@router.get(
+    "/events",
+    response_model=EventPage,
+    responses={401: {"description": "missing or unknown API key"}, 403: {"description": "not the admin key"}},
+)
+async def list_events(
+    request: Request,
+    authorization: Annotated[str | None, Header(alias="Authorization", include_in_schema=False)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    before: Annotated[int | None, Query(ge=1, description="page: events older than this id")] = None,
+    model: str | None = None,
+    kind: Literal["model_autoscaler", "worker_autoscaler"] | None = None,
+    action: str | None = None,
+) -> EventPage:
+    """Scaling decisions and their outcomes, newest first, each with the reason the planner gave."""
+    state = request.app.state.gateway
+    principal = await state.auth.principal(authorization)
+    if principal.role != "admin":
+        raise Forbidden("events are visible to the admin key only")
+    # Not a hot route: a short-lived client keeps the gateway's shared state untouched.
+    async with PlannerClient(state.settings.service_url("planner")) as planner:
+        return await planner.events(limit=limit, before=before, model=model, kind=kind, action=action)

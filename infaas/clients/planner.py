@@ -1,0 +1,42 @@
+"""Typed client of the planner's internal API (its event log)."""
+
+from __future__ import annotations
+
+import httpx
+
+from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, unavailable
+from infaas.events import EventPage
+
+
+class PlannerClient:
+    def __init__(self, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._http = httpx.AsyncClient(base_url=base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+
+    async def events(
+        self,
+        *,
+        limit: int = 100,
+        before: int | None = None,
+        model: str | None = None,
+        kind: str | None = None,
+        action: str | None = None,
+    ) -> EventPage:
+        params: dict[str, str | int] = {"limit": limit}
+        for name, value in (("before", before), ("model", model), ("kind", kind), ("action", action)):
+            if value is not None:
+                params[name] = value
+        try:
+            response = await self._http.get("/internal/events", params=params)
+        except httpx.HTTPError as exc:
+            raise unavailable("planner", exc) from exc
+        raise_for_error(response)
+        return EventPage.model_validate_json(response.content)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> PlannerClient:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()

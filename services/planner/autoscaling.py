@@ -1,0 +1,112 @@
+"""Wiring of the planner's autoscaling: which loops run, with which policy and worker provider, from the
+settings. `start_autoscaling` is called from the planner's lifespan; `router` serves `/internal/events`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+import redis.asyncio as aioredis
+from fastapi import FastAPI
+
+from infaas.clients.executor import ExecutorClient
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.config import Settings
+from infaas.db import make_engine
+from services.planner.events import EventLog
+from services.planner.loops import ModelAutoscaler, WorkerRequests, router, run_every, stop_tasks
+from services.planner.observe import LeaderLock, LoadMeter, SloCache
+from services.planner.providers.base import WorkerProvider
+from services.planner.scaling import ScalingConfig
+from services.planner.worker_loop import WorkerAutoscaler
+from services.planner.workers import WorkerConfig
+
+__all__ = ["router", "start_autoscaling", "make_provider"]
+
+
+def make_provider(settings: Settings) -> WorkerProvider | None:
+    """The configured `WorkerProvider`, or None (`worker_provider = none`: workers are managed by hand)."""
+    if settings.worker_provider == "local":
+        from services.planner.providers.local import LocalProcessProvider
+
+        log_dir = settings.var_dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        return LocalProcessProvider(settings, log_dir=log_dir, memory_bytes=settings.worker_memory_bytes)
+    if settings.worker_provider == "kubernetes":
+        from services.planner.providers.kubernetes import KubernetesProvider
+
+        return KubernetesProvider.in_cluster()
+    if settings.worker_provider != "none":
+        raise ValueError(f"unknown worker_provider {settings.worker_provider!r}: none, local or kubernetes")
+    return None
+
+
+async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
+    """Start the model autoscaler (and the worker autoscaler when a provider is configured) on the
+    planner's Redis; returns the coroutine function that stops them."""
+    engine = make_engine(settings.resolved_database_url)
+    app.state.events = EventLog(engine)
+    redis: aioredis.Redis = app.state.redis
+    registry = AsyncRegistryClient(settings.service_url("registry"))
+    executors = ExecutorClient()
+    lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
+    requests = WorkerRequests()
+    tasks: list[asyncio.Task[None]] = []
+    if settings.autoscale_policy != "off":
+        if settings.autoscale_policy not in ("greedy", "ilp", "horizontal"):
+            raise ValueError(f"unknown autoscale_policy {settings.autoscale_policy!r}")
+        policy: Literal["greedy", "ilp", "horizontal"] = settings.autoscale_policy  # type: ignore[assignment]
+        scaler = ModelAutoscaler(
+            redis=redis,
+            lock=lock,
+            meter=LoadMeter(redis),
+            slos=SloCache(registry),
+            executors=executors,
+            events=app.state.events,
+            policy=policy,
+            config=ScalingConfig(
+                slack_threshold=settings.slack_threshold,
+                lam=settings.autoscale_lambda,
+                min_scale_down_s=settings.scale_down_min_s,
+            ),
+            heartbeat_ttl_s=settings.heartbeat_ttl_s,
+            requests=requests,
+        )
+        app.state.model_autoscaler = scaler
+        tasks.append(
+            asyncio.create_task(run_every(settings.autoscale_interval_s, scaler.tick, "model autoscaler"))
+        )
+    provider = make_provider(settings)
+    if provider is not None:
+        workers = WorkerAutoscaler(
+            redis=redis,
+            lock=lock,
+            provider=provider,
+            executors=executors,
+            events=app.state.events,
+            requests=requests,
+            config=WorkerConfig(
+                idle_s=settings.worker_idle_s,
+                min_workers=settings.min_workers,
+                max_workers=settings.max_workers,
+            ),
+            heartbeat_ttl_s=settings.heartbeat_ttl_s,
+        )
+        app.state.worker_autoscaler = workers
+        tasks.append(
+            asyncio.create_task(
+                run_every(settings.worker_autoscale_interval_s, workers.tick, "worker autoscaler")
+            )
+        )
+
+    async def stop() -> None:
+        await stop_tasks(tasks)
+        await lock.release()
+        if provider is not None:
+            await provider.close()
+        await executors.aclose()
+        await registry.aclose()
+        engine.dispose()
+
+    return stop

@@ -1,0 +1,77 @@
+"""The planner's event log in Postgres (table `events`): every scaling decision and its outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+
+from infaas.db import EventRow, make_sessionmaker, utcnow
+from infaas.events import Event, EventKind, Outcome
+
+
+class EventLog:
+    """Writes go through a thread so the control loops' event loop never waits on the database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.sessions = make_sessionmaker(engine)
+
+    def _insert(self, rows: list[EventRow]) -> list[int]:
+        with self.sessions() as session, session.begin():
+            session.add_all(rows)
+            session.flush()
+            return [r.id for r in rows]
+
+    async def record(
+        self,
+        *,
+        kind: EventKind,
+        action: str,
+        outcome: Outcome,
+        reason: str,
+        model: str | None = None,
+        variant: str | None = None,
+        worker: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> int:
+        row = EventRow(
+            at=utcnow(),
+            kind=kind,
+            action=action,
+            outcome=outcome,
+            reason=reason,
+            model=model,
+            variant=variant,
+            worker=worker,
+            details=details,
+        )
+        (event_id,) = await asyncio.to_thread(self._insert, [row])
+        return event_id
+
+    def _list(
+        self, limit: int, before: int | None, model: str | None, kind: str | None, action: str | None
+    ) -> list[Event]:
+        query = select(EventRow).order_by(EventRow.id.desc()).limit(limit)
+        if before is not None:
+            query = query.where(EventRow.id < before)
+        if model is not None:
+            query = query.where(EventRow.model == model)
+        if kind is not None:
+            query = query.where(EventRow.kind == kind)
+        if action is not None:
+            query = query.where(EventRow.action == action)
+        with self.sessions() as session:
+            return [Event.model_validate(r, from_attributes=True) for r in session.scalars(query)]
+
+    async def list(
+        self,
+        *,
+        limit: int = 100,
+        before: int | None = None,
+        model: str | None = None,
+        kind: str | None = None,
+        action: str | None = None,
+    ) -> list[Event]:
+        return await asyncio.to_thread(self._list, limit, before, model, kind, action)

@@ -1,0 +1,307 @@
+"""The exact model autoscaler: INFaaS's ILP (§4.2.1) solved with HiGHS through `scipy.optimize.milp`.
+
+δ_j = p_j − m_j with integers p_j, m_j ≥ 0 (instances added / removed of variant j), so that
+max(δ_j, 0) = p_j in the objective (adding and removing the same variant at once only costs more, so the
+optimum never does both):
+
+    minimize   Σ_j C_j·(1 + λ·T_load_j)·p_j − C_j·m_j                       (= Σ Cost(δ_j))
+    subject to Σ_{j ∈ model i} Q_j·(N_j + δ_j) ≥ slack_threshold·L_i    for every model i      (1)
+               p_j = 0 when T_inf_j > S_i or accuracy_j < min_i                                 (2)
+               Σ_{j on kind h} R_j·(N_j + δ_j) ≤ R_total_h, memory, per hardware kind h        (3)
+               m_j ≤ N_j                                                                        (4)
+               p_j ≤ workers of j's kind that could take one more instance (one per worker)
+               Σ_{j ∈ model i} (N_j + δ_j) ≥ min_instances   for models with load or instances
+
+Constraint (1) is read per model ("for all i"): each model's queries are served by its own variants.
+Constraint (3) is aggregated per hardware kind; placing the chosen instances on workers is then a
+first-fit pass, and whatever does not fit becomes a request for a worker.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_array
+
+from infaas.variants import VariantProfile
+from services.planner.scaling import (
+    CAPACITY_STATES,
+    Action,
+    ClusterSnapshot,
+    Decision,
+    Placement,
+    Plan,
+    ScalingConfig,
+    action_cost,
+    cost_per_s,
+    eligible,
+    fmt_cost,
+    running_counts,
+    scale_down_wait_s,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Solution:
+    """The solver's answer: δ per variant id, its objective, and how it went."""
+
+    delta: Mapping[str, int]
+    objective: float
+    status: str
+    solve_s: float
+    feasible: bool
+    """Every model's load is carried (no shortfall)."""
+    shortfall: Mapping[str, float] = field(default_factory=dict)
+    """qps per model that no assignment on the live workers can carry: ask for workers."""
+
+
+def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: float = 10.0) -> Solution:
+    """Solve the ILP over every model in the snapshot (pure; wall time is reported, not used)."""
+    variants = [(d, v) for d in snapshot.demands for v in d.variants]
+    n = len(variants)
+    if n == 0:
+        return Solution({}, 0.0, "nothing to scale", 0.0, feasible=True)
+    counts = running_counts(snapshot.instances)
+    placement = Placement(snapshot)
+    big_n = np.array([counts.get(v.id, 0) for _, v in variants], dtype=np.float64)
+    # In $/hour: $/s values (~1e-5) sit below HiGHS's absolute tolerances and would blur the optimum.
+    cost = np.array([cost_per_s(v) * 3600 for _, v in variants])
+    load_s = np.array([v.load_ms / 1000 for _, v in variants])
+    c = np.concatenate([cost * (1 + config.lam * load_s), -cost])
+    ub_p = np.array(
+        [len(placement.candidates(v)) if eligible(v, d) else 0 for d, v in variants], dtype=np.float64
+    )
+
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    lower: list[float] = []
+    upper: list[float] = []
+
+    def add_row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
+        r = len(lower)
+        for j, value in entries:
+            rows.extend((r, r))
+            cols.extend((j, n + j))
+            vals.extend((value, -value))
+        lower.append(lo)
+        upper.append(hi)
+
+    by_model: dict[str, list[int]] = {}
+    for j, (d, _) in enumerate(variants):
+        by_model.setdefault(d.model, []).append(j)
+    short_of: list[str] = []  # models with a load row, in the order of their shortfall columns
+    needs: list[float] = []
+    for d in snapshot.demands:
+        members = by_model.get(d.model, [])
+        if d.load_qps > 0:  # (1), with an elastic shortfall column priced far above any real capacity
+            q = [(j, variants[j][1].saturation_qps) for j in members]
+            have = sum(big_n[j] * qj for j, qj in q)
+            rows.append(len(lower))
+            cols.append(2 * n + len(short_of))
+            vals.append(1.0)
+            short_of.append(d.model)
+            add_row(q, config.slack_threshold * d.load_qps - have, np.inf)
+            needs.append(config.slack_threshold * d.load_qps)
+        if config.min_instances and (d.load_qps > 0 or any(big_n[j] for j in members)):
+            add_row(
+                [(j, 1.0) for j in members], config.min_instances - sum(big_n[j] for j in members), np.inf
+            )
+    for kind in sorted({v.hardware for _, v in variants}):  # (3), memory per hardware kind
+        free = sum(placement.free[w] for w, view in placement.workers.items() if view.hardware == kind)
+        entries = [(j, float(v.peak_memory_bytes)) for j, (_, v) in enumerate(variants) if v.hardware == kind]
+        add_row(entries, -np.inf, float(free))
+
+    # Without shortfall columns one model that cannot be served (no eligible variant, no room) would
+    # make the whole problem infeasible and stall every other model's scaling. Shortfall s_i of model i
+    # is allowed only with a binary z_i priced above any scale-up at all (M), so a plan that carries
+    # every load always wins; among short plans, s is priced per qps so the rest is still covered.
+    per_qps = [
+        cost[j] * (1 + config.lam * load_s[j]) / v.saturation_qps
+        for j, (_, v) in enumerate(variants)
+        if v.saturation_qps > 0
+    ]
+    k = len(short_of)
+    big_m = float(np.dot(c[:n], np.minimum(ub_p, 1e3))) + 1.0
+    penalty = 10 * max([*per_qps, 1e-9])
+    for i, need in enumerate(needs):  # s_i − need_i·z_i ≤ 0
+        rows.extend((len(lower), len(lower)))
+        cols.extend((2 * n + i, 2 * n + k + i))
+        vals.extend((1.0, -need))
+        lower.append(-np.inf)
+        upper.append(0.0)
+    c = np.concatenate([c, np.full(k, penalty), np.full(k, big_m)])
+    lower_bounds = np.zeros(2 * n + 2 * k)
+    start = time.perf_counter()
+    constraints = []
+    if lower:
+        a = coo_array((vals, (rows, cols)), shape=(len(lower), 2 * n + 2 * k)).tocsr()
+        constraints.append(LinearConstraint(a, np.array(lower), np.array(upper)))
+
+    # Models that cannot be carried even with every candidate worker (before memory) get their
+    # shortfall columns at once; the others only if the whole problem turns out infeasible.
+    hopeless = np.array(
+        [
+            sum(variants[j][1].saturation_qps * (big_n[j] + ub_p[j]) for j in by_model.get(m, [])) < needs[i]
+            for i, m in enumerate(short_of)
+        ],
+        dtype=bool,
+    )
+
+    z_lower = lower_bounds.copy()
+    z_lower[2 * n + k :] = hopeless  # a hopeless model is short whatever else is chosen: no branching on it
+    c[2 * n + k :][hopeless] = 0.0  # …and a constant M in the objective would only blur relative gaps
+
+    def run(elastic: bool) -> Any:
+        open_ = np.ones(k, dtype=bool) if elastic else hopeless
+        slack_ub = np.concatenate([np.where(open_, np.inf, 0.0), open_.astype(float)])
+        return milp(
+            c,
+            constraints=constraints,
+            integrality=np.concatenate([np.ones(2 * n), np.zeros(k), np.ones(k)]),
+            bounds=Bounds(z_lower, np.concatenate([ub_p, big_n, slack_ub])),
+            options={"time_limit": time_limit_s, "mip_rel_gap": 0.0},
+        )
+
+    result = run(elastic=False)
+    if result.status == 2:  # infeasible
+        result = run(elastic=True)
+    elapsed = time.perf_counter() - start
+    if result.x is None:
+        return Solution({}, float("nan"), result.message, elapsed, feasible=False)
+    x = np.rint(result.x[: 2 * n]).astype(int)
+    delta = {v.id: int(x[j] - x[n + j]) for j, (_, v) in enumerate(variants) if x[j] != x[n + j]}
+    shortfall = {m: float(result.x[2 * n + i]) for i, m in enumerate(short_of) if result.x[2 * n + i] > 1e-6}
+    objective = float(np.dot(c[: 2 * n], result.x[: 2 * n])) / 3600
+    return Solution(delta, objective, result.message, elapsed, feasible=not shortfall, shortfall=shortfall)
+
+
+def plan(
+    snapshot: ClusterSnapshot,
+    pending: Mapping[str, float],
+    config: ScalingConfig,
+    *,
+    time_limit_s: float = 10.0,
+) -> Plan:
+    """The ILP's optimum turned into per-model decisions with the same wait before scale-downs as the
+    greedy policy; when no assignment is feasible, ask for a worker for each model short of capacity."""
+    solution = solve(snapshot, config, time_limit_s=time_limit_s)
+    if math.isnan(solution.objective):  # the solver gave no answer at all (time limit): keep what runs
+        return Plan(decisions=_requests(snapshot, config, solution.status, None), pending={})
+    placement = Placement(snapshot)
+    decisions: list[Decision] = list(_requests(snapshot, config, solution.status, solution.shortfall))
+    still_pending: dict[str, float] = {}
+    counts = running_counts(snapshot.instances)
+    for d in snapshot.demands:
+        by_id = {v.id: v for v in d.variants}
+        delta = {vid: k for vid, k in solution.delta.items() if vid in by_id}
+        if not delta:
+            continue
+        capacity = sum(by_id[vid].saturation_qps * k for vid, k in counts.items() if vid in by_id)
+        target = config.slack_threshold * d.load_qps
+        scaling_up = d.load_qps > 0 and capacity < target
+        cost = sum(action_cost(by_id[vid], k, config.lam) for vid, k in delta.items())
+        loads: list[tuple[str, str]] = []
+        short: list[str] = []
+        for vid, k in sorted(delta.items()):
+            if k > 0:
+                workers = placement.candidates(by_id[vid])[:k]
+                for w in workers:
+                    placement.reserve(by_id[vid], w.id)
+                    loads.append((vid, w.id))
+                if len(workers) < k:
+                    short.append(by_id[vid].hardware)
+        unloads: list[tuple[str, str]] = []
+        model_instances = [
+            i for i in snapshot.instances if i.variant_id in by_id and i.state in CAPACITY_STATES
+        ]
+        for vid, k in sorted(delta.items()):
+            if k < 0:
+                unloads.extend((vid, w) for w in placement.victims(vid, model_instances, -k))
+        action = _name(delta, counts, by_id)
+        changes = ", ".join(f"{vid} {k:+d}" for vid, k in sorted(delta.items()))
+        why = (
+            f"ILP optimum ({solution.status.split('.')[0]}, {solution.solve_s * 1000:.0f} ms): {changes}; "
+            f"cost {fmt_cost(cost)}; load {d.load_qps:.1f} qps vs capacity {capacity:.1f} qps"
+        )
+        decision = Decision(
+            action=action, model=d.model, loads=tuple(loads), unloads=tuple(unloads), cost=cost, reason=why
+        )
+        if short:
+            decisions.append(
+                Decision(
+                    action="request_worker",
+                    model=d.model,
+                    hardware=short[0],
+                    reason=f"{why}; the chosen instances do not fit on the live {short[0]} workers",
+                )
+            )
+        if scaling_up or not unloads:
+            decisions.append(decision)
+            continue
+        key = f"{d.model}:ilp:{changes}"
+        since = pending.get(key, snapshot.now)
+        wait_s = scale_down_wait_s([by_id[v] for v, k in delta.items() if k < 0], config)
+        if snapshot.now - since >= wait_s - 1e-6:
+            decisions.append(decision)
+        else:
+            still_pending[key] = since
+    return Plan(decisions=tuple(decisions), pending=still_pending)
+
+
+def _name(delta: Mapping[str, int], counts: Mapping[str, int], by_id: Mapping[str, VariantProfile]) -> Action:
+    """INFaaS's names for a δ: new instances of a running variant replicate; of another variant they
+    upgrade (higher throughput than what runs) or downgrade; only removals remove."""
+    added = [vid for vid, k in delta.items() if k > 0]
+    running = [vid for vid in counts if vid in by_id]
+    if not added:
+        return "remove"
+    if all(vid in counts for vid in added):
+        return "replicate"
+    if not running:
+        return "load"
+    new_q = max(by_id[vid].saturation_qps for vid in added if vid not in counts)
+    return "upgrade" if new_q > max(by_id[vid].saturation_qps for vid in running) else "downgrade"
+
+
+def _requests(
+    snapshot: ClusterSnapshot, config: ScalingConfig, status: str, shortfall: Mapping[str, float] | None
+) -> tuple[Decision, ...]:
+    """A worker request per model the optimum leaves short (all short models when there is no optimum),
+    of the kind whose eligible variant carries a qps most cheaply."""
+    out = []
+    counts = running_counts(snapshot.instances)
+    for d in snapshot.demands:
+        capacity = sum(v.saturation_qps * counts.get(v.id, 0) for v in d.variants)
+        if shortfall is not None and d.model not in shortfall:
+            continue
+        if shortfall is None and not (d.load_qps > 0 and capacity < config.slack_threshold * d.load_qps):
+            continue
+        ok = [v for v in d.variants if eligible(v, d) and v.saturation_qps > 0]
+        if not ok:
+            out.append(
+                Decision(
+                    action="request_worker",
+                    model=d.model,
+                    reason=f"no variant of {d.model} meets its SLO/accuracy: a worker would not help",
+                )
+            )
+            continue
+        kind = min(ok, key=lambda v: (cost_per_s(v) / v.saturation_qps, v.id)).hardware
+        missing = f"{shortfall[d.model]:.1f} qps short" if shortfall is not None else status
+        out.append(
+            Decision(
+                action="request_worker",
+                model=d.model,
+                hardware=kind,
+                reason=f"ILP: load {d.load_qps:.1f} qps vs capacity {capacity:.1f} qps cannot be carried on "
+                f"the live workers ({missing}); asking for a {kind} worker",
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,216 @@
+"""The planner's control loops: the model autoscaler every ~1 s and the worker autoscaler every ~2 s.
+
+Each tick: hold the leader lease (else do nothing), observe (services/planner/observe.py), decide with a
+pure policy, record the decision with its reason, carry it out, record the outcome. A model with a
+decision still being carried out is left alone until it finishes, so two ticks never race.
+Carrying out: loads first (`POST /v1/instances` on the chosen workers, concurrently), then drains
+(`POST /v1/instances/{variant}/drain`) of the instances being replaced or removed — capacity only goes
+once its replacement is active, and a drain serves everything that was queued for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import redis.asyncio as aioredis
+from fastapi import APIRouter, Query, Request
+
+from infaas.clients.executor import ExecutorClient
+from infaas.events import EventPage
+from services.planner import autoscaler, ilp
+from services.planner.events import EventLog
+from services.planner.observe import LeaderLock, LoadMeter, SloCache, observe
+from services.planner.scaling import ClusterSnapshot, Decision, Plan, ScalingConfig
+
+log = logging.getLogger("infaas.planner")
+
+Policy = Callable[[ClusterSnapshot, Mapping[str, float], ScalingConfig], Plan]
+POLICIES: dict[str, Policy] = {
+    "greedy": autoscaler.plan,
+    "ilp": ilp.plan,
+    "horizontal": autoscaler.plan_horizontal,
+}
+
+
+@dataclass
+class WorkerRequests:
+    """Hardware kinds the model autoscaler found short, for the worker autoscaler: kind → (since, why)."""
+
+    by_kind: dict[str, tuple[float, str]] = field(default_factory=dict)
+
+    def ask(self, kind: str, now: float, reason: str) -> None:
+        self.by_kind.setdefault(kind, (now, reason))
+
+    def only(self, kinds: set[str]) -> None:
+        """Keep only what the latest tick still lacks: a request an earlier tick made and a new worker
+        or a scale-down has since answered must not start one more."""
+        self.by_kind = {k: v for k, v in self.by_kind.items() if k in kinds}
+
+    def take(self) -> dict[str, tuple[float, str]]:
+        taken, self.by_kind = self.by_kind, {}
+        return taken
+
+
+class ModelAutoscaler:
+    """One model-autoscaler loop (INFaaS's per-worker Model-Autoscaler, run centrally here)."""
+
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        lock: LeaderLock,
+        meter: LoadMeter,
+        slos: SloCache,
+        executors: ExecutorClient,
+        events: EventLog,
+        policy: Literal["greedy", "ilp", "horizontal"],
+        config: ScalingConfig,
+        heartbeat_ttl_s: float,
+        requests: WorkerRequests,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.redis = redis
+        self.lock = lock
+        self.meter = meter
+        self.slos = slos
+        self.executors = executors
+        self.events = events
+        self.policy = POLICIES[policy]
+        self.policy_name = policy
+        self.config = config
+        self.heartbeat_ttl_s = heartbeat_ttl_s
+        self.requests = requests
+        self.clock = clock
+        self.pending: dict[str, float] = {}
+        self.busy: dict[str, asyncio.Task[None]] = {}
+        self.asking: set[tuple[str, str | None]] = set()
+
+    async def tick(self) -> list[Decision]:
+        """One round: observe, decide, start carrying out. Returns the decisions started."""
+        if not await self.lock.hold():
+            return []
+        snapshot = await observe(
+            self.redis, self.meter, self.slos, heartbeat_ttl_s=self.heartbeat_ttl_s, now=self.clock()
+        )
+        self.busy = {m: t for m, t in self.busy.items() if not t.done()}
+        if self.busy:  # plan only the models nobody is changing right now
+            snapshot = replace(
+                snapshot, demands=tuple(d for d in snapshot.demands if d.model not in self.busy)
+            )
+        result = self.policy(snapshot, self.pending, self.config)
+        self.pending = dict(result.pending)
+        asking: set[tuple[str, str | None]] = set()
+        for decision in result.decisions:
+            if decision.action == "request_worker":
+                # Asked again every tick until a worker joins: one event per episode, not one per second.
+                key = (decision.model, decision.hardware)
+                asking.add(key)
+                if key not in self.asking:
+                    await self._record(decision, "decided")
+                if decision.hardware:
+                    self.requests.ask(decision.hardware, snapshot.now, decision.reason)
+                continue
+            await self._record(decision, "decided")
+            urls = {w.id: w.url for w in snapshot.workers}
+            self.busy[decision.model] = asyncio.create_task(
+                self._carry_out(decision, urls), name=f"scale:{decision.model}"
+            )
+        self.asking = asking
+        self.requests.only({hw for _, hw in asking if hw is not None})
+        return list(result.decisions)
+
+    async def settle(self) -> None:
+        """Wait for every decision being carried out (tests and shutdown)."""
+        if self.busy:
+            await asyncio.gather(*self.busy.values(), return_exceptions=True)
+
+    async def _carry_out(self, decision: Decision, urls: Mapping[str, str]) -> None:
+        try:
+            await asyncio.gather(*(self.executors.load(urls[w], vid) for vid, w in decision.loads))
+        except Exception as exc:
+            await self._record(decision, "failed", error=f"load failed: {exc}")
+            return
+        drained = []
+        try:
+            for vid, w in decision.unloads:
+                if w in urls:
+                    drained.append(await self.executors.drain_instance(urls[w], vid))
+        except Exception as exc:
+            await self._record(decision, "failed", error=f"drain failed: {exc}")
+            return
+        await self._record(decision, "done", drained=drained)
+
+    async def _record(
+        self, decision: Decision, outcome: Literal["decided", "done", "failed"], **extra: object
+    ) -> None:
+        variants = sorted({vid for vid, _ in (*decision.loads, *decision.unloads)})
+        workers = sorted({w for _, w in (*decision.loads, *decision.unloads)})
+        reason = decision.reason
+        if "error" in extra:
+            reason = f"{reason} — {extra['error']}"
+        try:
+            await self.events.record(
+                kind="model_autoscaler",
+                action=decision.action,
+                outcome=outcome,
+                reason=reason,
+                model=decision.model,
+                variant=variants[0] if len(variants) == 1 else None,
+                worker=workers[0] if len(workers) == 1 else None,
+                details={
+                    "policy": self.policy_name,
+                    "loads": [list(p) for p in decision.loads],
+                    "unloads": [list(p) for p in decision.unloads],
+                    "hardware": decision.hardware,
+                    "cost_per_hour": round(decision.cost * 3600, 6),
+                    **{k: v for k, v in extra.items() if k != "error"},
+                },
+            )
+        except Exception as exc:  # the database briefly away must not stop scaling
+            log.warning("recording an event failed: %s (%s)", exc, reason)
+        log.info("%s %s %s: %s", decision.action, decision.model, outcome, reason)
+
+
+async def run_every(interval_s: float, step: Callable[[], Awaitable[object]], name: str) -> None:
+    """Call `step` every `interval_s` forever; a failing step is logged and the loop goes on."""
+    while True:
+        started = time.monotonic()
+        try:
+            await step()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s tick failed", name)
+        await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
+
+
+async def stop_tasks(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+router = APIRouter()
+
+
+@router.get("/internal/events", response_model=EventPage, include_in_schema=False)
+async def list_events(
+    request: Request,
+    limit: int = Query(100, ge=1, le=1000),
+    before: int | None = Query(None, ge=1),
+    model: str | None = None,
+    kind: str | None = None,
+    action: str | None = None,
+) -> EventPage:
+    events: EventLog = request.app.state.events
+    return EventPage(
+        events=await events.list(limit=limit, before=before, model=model, kind=kind, action=action)
+    )

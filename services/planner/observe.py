@@ -1,0 +1,143 @@
+"""What the planner's loops observe: who leads, the offered load per variant, and the snapshot the
+policies plan over. The only part of the planner that reads Redis and the registry."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from infaas import store
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.variants import VariantProfile
+from services.planner.scaling import ClusterSnapshot, ModelDemand
+
+log = logging.getLogger("infaas.planner")
+
+LEADER_KEY = store.P + "planner:leader"
+DRAINING_KEY = store.P + "planner:draining"
+"""set: workers the planner is draining (they take no new instance while they finish)."""
+
+# Renew only our own lease: compare-and-extend in one step.
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+
+class LeaderLock:
+    """Exactly one planner acts at a time: a Redis key with a lease, renewed every tick by its holder.
+    A planner that dies stops renewing and another takes over once the lease lapses."""
+
+    def __init__(self, redis: aioredis.Redis, *, lease_s: float = 5.0, owner: str | None = None) -> None:
+        self.redis = redis
+        self.lease_ms = int(lease_s * 1000)
+        self.owner = owner or uuid.uuid4().hex
+
+    async def hold(self) -> bool:
+        """True when this process holds the lease after the call (taking or renewing it)."""
+        if await self.redis.set(LEADER_KEY, self.owner, nx=True, px=self.lease_ms):
+            return True
+        renewed: Any = await self.redis.eval(_RENEW, 1, LEADER_KEY, self.owner, self.lease_ms)
+        return bool(renewed)
+
+    async def release(self) -> None:
+        if await self.redis.get(LEADER_KEY) == self.owner.encode():
+            await self.redis.delete(LEADER_KEY)
+
+
+class LoadMeter:
+    """Offered queries/s per variant from each stream's `entries-added` counter (Redis ≥ 7), which
+    counts every query the schedulers enqueued whoever served it; rates over a sliding window."""
+
+    def __init__(
+        self, redis: aioredis.Redis, *, window_s: float = 2.0, clock: Callable[[], float] = time.time
+    ):
+        self.redis = redis
+        self.window_s = window_s
+        self.clock = clock
+        self.samples: dict[str, deque[tuple[float, int]]] = {}
+
+    async def rates(self, vids: Iterable[str]) -> dict[str, float]:
+        ids = sorted(vids)
+        pipe = self.redis.pipeline(transaction=False)
+        for vid in ids:
+            pipe.xinfo_stream(store.stream_key(vid))
+        results = await pipe.execute(raise_on_error=False)
+        now = self.clock()
+        out: dict[str, float] = {}
+        for vid, info in zip(ids, results, strict=True):
+            added = int(info.get("entries-added", 0)) if isinstance(info, dict) else 0
+            window = self.samples.setdefault(vid, deque())
+            window.append((now, added))
+            while len(window) > 2 and now - window[1][0] >= self.window_s:
+                window.popleft()
+            t0, n0 = window[0]
+            out[vid] = (added - n0) / (now - t0) if now > t0 else 0.0
+        return out
+
+
+class SloCache:
+    """Each app's default latency SLO and accuracy, re-read from the registry every `ttl_s`."""
+
+    def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float = 10.0) -> None:
+        self.registry = registry
+        self.ttl_s = ttl_s
+        self._apps: dict[str, tuple[float, float | None, float | None]] = {}
+
+    async def get(self, app: str) -> tuple[float | None, float | None]:
+        now = time.monotonic()
+        hit = self._apps.get(app)
+        if hit is None or now - hit[0] > self.ttl_s:
+            try:
+                info = await self.registry.app(app)
+                hit = (now, info.default_latency_ms, info.default_min_accuracy)
+            except Exception as exc:  # registry away: plan without the SLO rather than not at all
+                log.warning("reading app %s failed: %s", app, exc)
+                hit = (now, None, None) if hit is None else hit
+            self._apps[app] = hit
+        return hit[1], hit[2]
+
+
+async def observe(
+    redis: aioredis.Redis,
+    meter: LoadMeter,
+    slos: SloCache,
+    *,
+    heartbeat_ttl_s: float,
+    now: float,
+) -> ClusterSnapshot:
+    """Variants, live workers and instances, per-model load and SLOs, and the workers being drained."""
+    variants = await store.read_variants(redis)
+    workers, instances = await store.read_live(redis, now=now, ttl_s=heartbeat_ttl_s)
+    draining = {store.text(w) for w in await redis.smembers(DRAINING_KEY)}
+    rates = await meter.rates(variants)
+    by_model: dict[str, list[VariantProfile]] = {}
+    for v in variants.values():
+        by_model.setdefault(v.model, []).append(v)
+    demands = []
+    for model, vs in sorted(by_model.items()):
+        slo, accuracy = await slos.get(vs[0].app)
+        demands.append(
+            ModelDemand(
+                model=model,
+                load_qps=sum(rates.get(v.id, 0.0) for v in vs),
+                variants=tuple(sorted(vs, key=lambda v: v.id)),
+                slo_ms=slo,
+                min_accuracy=accuracy,
+            )
+        )
+    return ClusterSnapshot(
+        now=now,
+        demands=tuple(demands),
+        workers=workers,
+        instances=instances,
+        draining=frozenset(draining),
+    )

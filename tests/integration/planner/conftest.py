@@ -1,0 +1,161 @@
+"""A small real cluster for the planner's loops: the registry and two executor processes on the test's
+Postgres and Redis, a real ONNX model in the artifact store, and a query source that enqueues frames
+the way the scheduler does and counts every answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from infaas import store
+from infaas.artifacts import LocalArtifactStore
+from infaas.config import Settings
+from infaas.demo_models import DemoModel
+from infaas.launcher import Suite, free_port
+from infaas.variants import VariantProfile
+from infaas.wire import decode_frame, encode_frame
+from tests.factories import variant_profile
+
+
+@dataclass
+class Cluster:
+    settings: Settings
+    suite: Suite
+    executor_urls: list[str]
+    digest: str
+
+    def profile(self, vid: str, **overrides: object) -> VariantProfile:
+        fields: dict[str, object] = {
+            "id": vid,
+            "model": "digits",
+            "app": "shop",
+            "signature_key": "x:float32:64",
+            "artifact_digest": self.digest,
+            "output_names": ("probabilities",),
+            "max_batch": 1,
+            "latencies": ((1, 0.2, 0.5),),
+            "load_ms": 50.0,
+            "peak_memory_bytes": 10 << 20,
+        }
+        fields.update(overrides)
+        return variant_profile(**fields)
+
+    def live_instances(self, vid: str) -> list[str]:
+        """Workers whose latest heartbeat reports an instance of `vid`."""
+        client = redis.Redis.from_url(self.settings.redis_url)
+        try:
+            wids = [store.text(w) for w in client.zrangebyscore(store.WORKERS, time.time() - 5, "+inf")]
+            return sorted(w for w in wids if client.hexists(store.instances_key(w), vid))
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def cluster(settings: Settings, small_model: DemoModel, tmp_path: Path) -> Iterator[Cluster]:
+    registry_port, executor_port = free_port(), free_port()
+    while executor_port + 1 == registry_port:
+        executor_port = free_port()
+    cfg = settings.model_copy(
+        # The default 1 s heartbeat: a drain must not rely on a faster one to take an instance out of view.
+        update={"registry_port": registry_port, "executor_port": executor_port, "heartbeat_interval_s": 1.0}
+    )
+    digest = LocalArtifactStore(cfg.resolved_artifact_dir).put(small_model.onnx_path.read_bytes())
+    log_dir = tmp_path / "logs"
+    log_dir.mkdir()
+    suite = Suite(settings=cfg, log_dir=log_dir)
+    try:
+        suite.start("registry", ["serve", "registry"])
+        suite.wait_healthy(("registry",))
+        for name in ("executor", "executor-2"):
+            suite.start(name, ["serve", "executor"], {"INFAAS_EXECUTOR_PORT": str(suite.port(name))})
+        suite.wait_healthy(("executor", "executor-2"))
+        urls = [f"http://127.0.0.1:{suite.port(n)}" for n in ("executor", "executor-2")]
+        _wait_heartbeats(cfg.redis_url, 2)  # healthy is not yet registered: wait for both heartbeats
+        yield Cluster(settings=cfg, suite=suite, executor_urls=urls, digest=digest)
+    finally:
+        suite.stop()
+
+
+def _wait_heartbeats(url: str, n: int, timeout_s: float = 30.0) -> None:
+    client = redis.Redis.from_url(url)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while client.zcount(store.WORKERS, time.time() - 3, "+inf") < n:
+            assert time.monotonic() < deadline, f"{n} executors did not heartbeat in {timeout_s} s"
+            time.sleep(0.1)
+    finally:
+        client.close()
+
+
+@dataclass
+class QuerySource:
+    """Enqueues one-row queries on a variant's stream at a rate and records every answer by id."""
+
+    redis: aioredis.Redis
+    channel: str = field(default_factory=lambda: store.reply_channel(f"test-{uuid.uuid4().hex[:8]}"))
+    sent: list[str] = field(default_factory=list)
+    answers: dict[str, dict[str, object]] = field(default_factory=dict)
+
+    async def send(self, vid: str, rate: float, seconds: float) -> None:
+        x = np.zeros((1, 64), dtype=np.float32)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            qid = uuid.uuid4().hex
+            frame = encode_frame({"id": qid, "reply": self.channel, "enqueued_at": time.time()}, {"x": x})
+            self.sent.append(qid)
+            await self.redis.xadd(store.stream_key(vid), {"f": frame})
+            await asyncio.sleep(1 / rate)
+
+    async def send_routed(self, choose: Callable[[], Awaitable[str]], rate: float, seconds: float) -> None:
+        """Like `send`, but each query goes to the variant `choose()` names at that moment, from the
+        instances the workers' heartbeats report — what a scheduler's snapshot holds."""
+        x = np.zeros((1, 64), dtype=np.float32)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            qid = uuid.uuid4().hex
+            frame = encode_frame({"id": qid, "reply": self.channel, "enqueued_at": time.time()}, {"x": x})
+            self.sent.append(qid)
+            await self.redis.xadd(store.stream_key(await choose()), {"f": frame})
+            await asyncio.sleep(1 / rate)
+
+    async def listen(self, ready: asyncio.Event) -> None:
+        pubsub = self.redis.pubsub()
+        await pubsub.subscribe(self.channel)
+        ready.set()
+        try:
+            async for message in pubsub.listen():
+                if message["type"] == "message":
+                    header, _ = decode_frame(message["data"])
+                    self.answers[str(header["id"])] = header
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    async def wait_answered(self, timeout_s: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and len(self.answers) < len(self.sent):
+            await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def queries(redis_url: str) -> AsyncIterator[QuerySource]:
+    client = aioredis.Redis.from_url(redis_url)
+    source = QuerySource(client)
+    ready = asyncio.Event()
+    task = asyncio.create_task(source.listen(ready))
+    await ready.wait()
+    yield source
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await client.aclose()

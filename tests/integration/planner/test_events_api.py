@@ -1,0 +1,67 @@
+"""The planner's event log on Postgres and its `/internal/events` route (what the gateway's
+`GET /v1/events` and `infaas events` read)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi.testclient import TestClient
+from sqlalchemy import delete
+
+from infaas.config import Settings
+from infaas.db import EventRow, make_engine
+from infaas.events import EventPage
+from services.planner.app import create_app
+from services.planner.events import EventLog
+
+
+def test_events_are_listed_newest_first_filtered_and_paged(settings: Settings) -> None:
+    engine = make_engine(settings.resolved_database_url)
+    with engine.begin() as conn:
+        conn.execute(delete(EventRow))
+    log = EventLog(engine)
+
+    async def write() -> list[int]:
+        return [
+            await log.record(
+                kind="model_autoscaler",
+                action="replicate",
+                outcome="decided",
+                reason="headroom 0.9 < 1.05",
+                model="m",
+                details={"loads": [["m.a", "w2"]]},
+            ),
+            await log.record(
+                kind="model_autoscaler",
+                action="replicate",
+                outcome="done",
+                reason="headroom 0.9 < 1.05",
+                model="m",
+            ),
+            await log.record(
+                kind="worker_autoscaler",
+                action="add_worker",
+                outcome="done",
+                reason="mean CPU utilization 85% > 80%",
+                worker="cpu-x-1",
+            ),
+        ]
+
+    ids = asyncio.run(write())
+    try:
+        with TestClient(create_app(settings.model_copy(update={"autoscale_policy": "off"}))) as client:
+            page = EventPage.model_validate(client.get("/internal/events").json())
+            assert [e.id for e in page.events] == ids[::-1]
+            assert page.events[-1].details == {"loads": [["m.a", "w2"]]}
+            only_m = client.get("/internal/events", params={"model": "m", "limit": 1}).json()["events"]
+            assert [e["id"] for e in only_m] == [ids[1]]
+            older = client.get("/internal/events", params={"before": ids[1]}).json()["events"]
+            assert [e["id"] for e in older] == [ids[0]]
+            workers = client.get("/internal/events", params={"kind": "worker_autoscaler"}).json()["events"]
+            assert [e["action"] for e in workers] == ["add_worker"]
+            bad = client.get("/internal/events", params={"limit": 0})
+            assert bad.status_code == 422 and "error" in bad.json()
+    finally:
+        with engine.begin() as conn:
+            conn.execute(delete(EventRow))
+        engine.dispose()

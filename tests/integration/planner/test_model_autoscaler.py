@@ -1,0 +1,214 @@
+"""The model autoscaler carrying out its decisions on real executors: load rises → a replica appears;
+load falls → it goes after T_v through a drain; every query sent meanwhile is answered."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import redis
+import redis.asyncio as aioredis
+from sqlalchemy import delete
+
+from infaas import store
+from infaas.clients.executor import ExecutorClient
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.db import EventRow, make_engine
+from services.planner.events import EventLog
+from services.planner.loops import ModelAutoscaler, WorkerRequests
+from services.planner.observe import LeaderLock, LoadMeter, SloCache
+from services.planner.scaling import ScalingConfig
+from tests.integration.planner.conftest import Cluster, QuerySource
+
+# Profiled as carrying 30 qps: 40 qps offered needs 42 with the 1.05 headroom → one more instance.
+SATURATION = 30.0
+
+
+async def _until(predicate, timeout_s: float, tick) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        await tick()
+        if predicate():
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError("condition not reached in time")
+
+
+async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query(
+    cluster: Cluster, queries: QuerySource, redis_url: str
+) -> None:
+    variant = cluster.profile("digits.a", saturation_qps=SATURATION, cost_per_query=1e-6)
+    sync = redis.Redis.from_url(redis_url)
+    store.publish_variants(sync, [variant])
+    sync.close()
+    client = aioredis.Redis.from_url(redis_url)
+    executors = ExecutorClient()
+    registry = AsyncRegistryClient(cluster.settings.service_url("registry"))
+    engine = make_engine(cluster.settings.resolved_database_url)
+    with engine.begin() as conn:
+        conn.execute(delete(EventRow))
+    events = EventLog(engine)
+    scaler = ModelAutoscaler(
+        redis=client,
+        lock=LeaderLock(client),
+        meter=LoadMeter(client, window_s=2.0),
+        slos=SloCache(registry),
+        executors=executors,
+        events=events,
+        policy="greedy",
+        config=ScalingConfig(min_scale_down_s=1.0),
+        heartbeat_ttl_s=cluster.settings.heartbeat_ttl_s,
+        requests=WorkerRequests(),
+    )
+    try:
+        await executors.load(cluster.executor_urls[0], variant.id)
+        assert len(cluster.live_instances(variant.id)) <= 1
+
+        async def tick() -> None:
+            await scaler.tick()
+            await scaler.settle()
+
+        # Load rises to 40 qps: headroom 30/40 < 1.05 → replicate onto the other executor.
+        load = asyncio.create_task(queries.send(variant.id, rate=40, seconds=8))
+        await _until(lambda: len(cluster.live_instances(variant.id)) == 2, 20, tick)
+        replicate = await events.list(action="replicate")
+        assert [e.outcome for e in replicate][:2] == ["done", "decided"]
+        assert "headroom" in replicate[-1].reason and "< slack threshold 1.05" in replicate[-1].reason
+        await load
+
+        # Load falls to 5 qps (30 qps still carried with headroom without the replica): it goes, but not
+        # before T_v = 1 s of the proposal standing; queries keep flowing through the drain.
+        low = asyncio.create_task(queries.send(variant.id, rate=5, seconds=12))
+        started = time.monotonic()
+        await _until(lambda: len(cluster.live_instances(variant.id)) == 1, 20, tick)
+        assert time.monotonic() - started >= 1.0
+        await low
+        removed = await events.list(action="remove")
+        assert removed and removed[0].outcome == "done"
+        assert "without one instance of digits.a" in removed[0].reason
+        drained = removed[0].details["drained"]  # type: ignore[index]
+        assert drained and drained[0]["variant"] == variant.id
+
+        await queries.wait_answered()
+        missing = set(queries.sent) - set(queries.answers)
+        assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
+        errors = [a for a in queries.answers.values() if a.get("error")]
+        assert not errors, errors[:3]
+        assert len({a["worker"] for a in queries.answers.values()}) == 2  # both instances served
+    finally:
+        await scaler.settle()
+        await scaler.lock.release()
+        await executors.aclose()
+        await registry.aclose()
+        await client.aclose()
+        engine.dispose()
+
+
+async def test_upgrade_to_a_higher_throughput_variant_drains_the_old_one_without_losing_a_query(
+    cluster: Cluster, queries: QuerySource, redis_url: str
+) -> None:
+    # a carries 30 qps, b 200 qps, both cost the same per second (C = 3e-5 $/s). At 40 qps:
+    # replicate a ×1 = C·(1 + 0.05) vs upgrade to b ×1 = C·(1 + 0.05) − C (a goes) → upgrade.
+    a = cluster.profile("digits.a", saturation_qps=30.0, cost_per_query=1e-6)
+    b = cluster.profile(
+        "digits.b",
+        saturation_qps=200.0,
+        cost_per_query=1.5e-7,
+        max_batch=4,
+        latencies=((1, 0.2, 0.5), (4, 0.4, 0.8)),
+    )
+    sync = redis.Redis.from_url(redis_url)
+    store.publish_variants(sync, [a, b])
+    sync.close()
+    client = aioredis.Redis.from_url(redis_url)
+    executors = ExecutorClient()
+    registry = AsyncRegistryClient(cluster.settings.service_url("registry"))
+    engine = make_engine(cluster.settings.resolved_database_url)
+    with engine.begin() as conn:
+        conn.execute(delete(EventRow))
+    events = EventLog(engine)
+    scaler = ModelAutoscaler(
+        redis=client,
+        lock=LeaderLock(client),
+        meter=LoadMeter(client, window_s=2.0),
+        slos=SloCache(registry),
+        executors=executors,
+        events=events,
+        policy="greedy",
+        config=ScalingConfig(min_scale_down_s=1.0),
+        heartbeat_ttl_s=cluster.settings.heartbeat_ttl_s,
+        requests=WorkerRequests(),
+    )
+    try:
+        await executors.load(cluster.executor_urls[0], a.id)
+
+        async def tick() -> None:
+            await scaler.tick()
+            await scaler.settle()
+
+        async def cheapest_active() -> str:  # the scheduler's choice: b once it is active, else a
+            _, instances = await store.read_live(client, now=time.time(), ttl_s=3)
+            states = {i.variant_id: i.state for i in instances}
+            return b.id if states.get(b.id) == "active" else a.id
+
+        load = asyncio.create_task(queries.send_routed(cheapest_active, rate=40, seconds=8))
+        await _until(lambda: cluster.live_instances(b.id) != [], 20, tick)
+        await _until(lambda: cluster.live_instances(a.id) == [], 10, tick)
+        upgrade = await events.list(action="upgrade")
+        assert [e.outcome for e in upgrade][:2] == ["done", "decided"]
+        assert "upgrade digits.b ×1" in upgrade[-1].reason
+        await load
+        await queries.wait_answered()
+        missing = set(queries.sent) - set(queries.answers)
+        assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
+        assert not [x for x in queries.answers.values() if x.get("error")]
+        served = {str(x["variant"]) for x in queries.answers.values()}
+        assert served == {a.id, b.id}
+    finally:
+        await scaler.settle()
+        await scaler.lock.release()
+        await executors.aclose()
+        await registry.aclose()
+        await client.aclose()
+        engine.dispose()
+
+
+async def test_draining_the_last_instance_strands_no_query(
+    cluster: Cluster, queries: QuerySource, redis_url: str
+) -> None:
+    """Queries go to the variant for as long as the metadata store lists an instance of it (what a
+    scheduler's snapshot holds); the drain must serve every one of them, none may wait for an instance
+    that no longer exists."""
+    a = cluster.profile("digits.a", saturation_qps=500.0)
+    sync = redis.Redis.from_url(redis_url)
+    store.publish_variants(sync, [a])
+    sync.close()
+    client = aioredis.Redis.from_url(redis_url)
+    executors = ExecutorClient()
+    try:
+        await executors.load(cluster.executor_urls[0], a.id)
+        await _until(lambda: cluster.live_instances(a.id) != [], 10, _noop)
+
+        async def listed() -> bool:
+            _, instances = await store.read_live(client, now=time.time(), ttl_s=3)
+            return any(i.variant_id == a.id for i in instances)
+
+        async def send_while_listed() -> None:
+            while await listed():
+                await queries.send(a.id, rate=50, seconds=0.1)
+
+        source = asyncio.create_task(send_while_listed())
+        await asyncio.sleep(1.5)
+        drained = await executors.drain_instance(cluster.executor_urls[0], a.id)
+        await source
+        await queries.wait_answered()
+        missing = set(queries.sent) - set(queries.answers)
+        assert len(queries.sent) > 50
+        assert not missing, f"{len(missing)} of {len(queries.sent)} queries stranded ({drained})"
+    finally:
+        await executors.aclose()
+        await client.aclose()
+
+
+async def _noop() -> None:
+    return None
