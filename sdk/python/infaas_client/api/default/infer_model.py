@@ -1,0 +1,235 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_body import ErrorBody
+from ...models.infer_request import InferRequest
+from ...models.infer_response import InferResponse
+from typing import cast
+
+
+
+def _get_kwargs(
+    name: str,
+    *,
+    body: InferRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/models/{name}/infer".format(name=quote(str(name), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorBody | InferResponse | None:
+    if response.status_code == 200:
+        response_200 = InferResponse.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorBody | InferResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InferRequest,
+
+) -> Response[ErrorBody | InferResponse]:
+    """ Infer Model
+
+     Query a named model; the system still picks its variant and worker.
+
+    Args:
+        name (str):
+        body (InferRequest): A query: a batch of inputs plus what the answer must achieve.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | InferResponse]
+     """
+
+
+    kwargs = _get_kwargs(
+        name=name,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InferRequest,
+
+) -> ErrorBody | InferResponse | None:
+    """ Infer Model
+
+     Query a named model; the system still picks its variant and worker.
+
+    Args:
+        name (str):
+        body (InferRequest): A query: a batch of inputs plus what the answer must achieve.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | InferResponse
+     """
+
+
+    return sync_detailed(
+        name=name,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InferRequest,
+
+) -> Response[ErrorBody | InferResponse]:
+    """ Infer Model
+
+     Query a named model; the system still picks its variant and worker.
+
+    Args:
+        name (str):
+        body (InferRequest): A query: a batch of inputs plus what the answer must achieve.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | InferResponse]
+     """
+
+
+    kwargs = _get_kwargs(
+        name=name,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    name: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InferRequest,
+
+) -> ErrorBody | InferResponse | None:
+    """ Infer Model
+
+     Query a named model; the system still picks its variant and worker.
+
+    Args:
+        name (str):
+        body (InferRequest): A query: a batch of inputs plus what the answer must achieve.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | InferResponse
+     """
+
+
+    return (await asyncio_detailed(
+        name=name,
+client=client,
+body=body,
+
+    )).parsed

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class AppCreatePrefer(StrEnum):
+    COST = "cost"
+    LATENCY = "latency"
+
+    def __str__(self) -> str:
+        return str(self.value)

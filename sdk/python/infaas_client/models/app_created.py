@@ -1,0 +1,250 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.app_created_prefer import AppCreatedPrefer
+from ..models.app_created_slo_policy import AppCreatedSloPolicy
+from ..types import UNSET, Unset
+from typing import cast
+import datetime
+
+if TYPE_CHECKING:
+  from ..models.api_key_info import ApiKeyInfo
+  from ..models.app_created_default_output_type_0 import AppCreatedDefaultOutputType0
+
+
+
+
+
+T = TypeVar("T", bound="AppCreated")
+
+
+
+@_attrs_define
+class AppCreated:
+    """ 
+        Attributes:
+            api_key (str): The app's API key. Shown once: only its hash is stored.
+            created_at (datetime.datetime):
+            default_latency_ms (float | None):
+            default_min_accuracy (float | None):
+            name (str):
+            slo_policy (AppCreatedSloPolicy):
+            cache (bool | Unset):  Default: True.
+            default_output (AppCreatedDefaultOutputType0 | None | Unset):
+            keys (list[ApiKeyInfo] | Unset): The app's API keys (prefixes only).
+            models (list[str] | Unset):
+            prefer (AppCreatedPrefer | Unset):  Default: AppCreatedPrefer.COST.
+     """
+
+    api_key: str
+    created_at: datetime.datetime
+    default_latency_ms: float | None
+    default_min_accuracy: float | None
+    name: str
+    slo_policy: AppCreatedSloPolicy
+    cache: bool | Unset = True
+    default_output: AppCreatedDefaultOutputType0 | None | Unset = UNSET
+    keys: list[ApiKeyInfo] | Unset = UNSET
+    models: list[str] | Unset = UNSET
+    prefer: AppCreatedPrefer | Unset = AppCreatedPrefer.COST
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.api_key_info import ApiKeyInfo # noqa: PLC0415
+        from ..models.app_created_default_output_type_0 import AppCreatedDefaultOutputType0 # noqa: PLC0415
+        api_key = self.api_key
+
+        created_at = self.created_at.isoformat()
+
+        default_latency_ms: float | None
+        default_latency_ms = self.default_latency_ms
+
+        default_min_accuracy: float | None
+        default_min_accuracy = self.default_min_accuracy
+
+        name = self.name
+
+        slo_policy = self.slo_policy.value
+
+        cache = self.cache
+
+        default_output: dict[str, Any] | None | Unset
+        if isinstance(self.default_output, Unset):
+            default_output = UNSET
+        elif isinstance(self.default_output, AppCreatedDefaultOutputType0):
+            default_output = self.default_output.to_dict()
+        else:
+            default_output = self.default_output
+
+        keys: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.keys, Unset):
+            keys = []
+            for keys_item_data in self.keys:
+                keys_item = keys_item_data.to_dict()
+                keys.append(keys_item)
+
+
+
+        models: list[str] | Unset = UNSET
+        if not isinstance(self.models, Unset):
+            models = self.models
+
+
+
+        prefer: str | Unset = UNSET
+        if not isinstance(self.prefer, Unset):
+            prefer = self.prefer.value
+
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "api_key": api_key,
+            "created_at": created_at,
+            "default_latency_ms": default_latency_ms,
+            "default_min_accuracy": default_min_accuracy,
+            "name": name,
+            "slo_policy": slo_policy,
+        })
+        if cache is not UNSET:
+            field_dict["cache"] = cache
+        if default_output is not UNSET:
+            field_dict["default_output"] = default_output
+        if keys is not UNSET:
+            field_dict["keys"] = keys
+        if models is not UNSET:
+            field_dict["models"] = models
+        if prefer is not UNSET:
+            field_dict["prefer"] = prefer
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.api_key_info import ApiKeyInfo # noqa: PLC0415
+        from ..models.app_created_default_output_type_0 import AppCreatedDefaultOutputType0 # noqa: PLC0415
+        d = dict(src_dict)
+        api_key = d.pop("api_key")
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+
+
+
+        def _parse_default_latency_ms(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        default_latency_ms = _parse_default_latency_ms(d.pop("default_latency_ms"))
+
+
+        def _parse_default_min_accuracy(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        default_min_accuracy = _parse_default_min_accuracy(d.pop("default_min_accuracy"))
+
+
+        name = d.pop("name")
+
+        slo_policy = AppCreatedSloPolicy(d.pop("slo_policy"))
+
+
+
+
+        cache = d.pop("cache", UNSET)
+
+        def _parse_default_output(data: object) -> AppCreatedDefaultOutputType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                default_output_type_0 = AppCreatedDefaultOutputType0.from_dict(data)
+
+
+
+                return default_output_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AppCreatedDefaultOutputType0 | None | Unset, data)
+
+        default_output = _parse_default_output(d.pop("default_output", UNSET))
+
+
+        _keys = d.pop("keys", UNSET)
+        keys: list[ApiKeyInfo] | Unset = UNSET
+        if _keys is not UNSET:
+            keys = []
+            for keys_item_data in _keys:
+                keys_item = ApiKeyInfo.from_dict(keys_item_data)
+
+
+
+                keys.append(keys_item)
+
+
+        models = cast(list[str], d.pop("models", UNSET))
+
+
+        _prefer = d.pop("prefer", UNSET)
+        prefer: AppCreatedPrefer | Unset
+        if isinstance(_prefer,  Unset):
+            prefer = UNSET
+        else:
+            prefer = AppCreatedPrefer(_prefer)
+
+
+
+
+        app_created = cls(
+            api_key=api_key,
+            created_at=created_at,
+            default_latency_ms=default_latency_ms,
+            default_min_accuracy=default_min_accuracy,
+            name=name,
+            slo_policy=slo_policy,
+            cache=cache,
+            default_output=default_output,
+            keys=keys,
+            models=models,
+            prefer=prefer,
+        )
+
+
+        app_created.additional_properties = d
+        return app_created
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+class AppUpdateSloPolicyType0(StrEnum):
+    BEST_EFFORT = "best_effort"
+    DEFAULT = "default"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class EventKind(StrEnum):
+    MODEL_AUTOSCALER = "model_autoscaler"
+    WORKER_AUTOSCALER = "worker_autoscaler"
+
+    def __str__(self) -> str:
+        return str(self.value)

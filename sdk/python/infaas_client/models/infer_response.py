@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.infer_response_outputs import InferResponseOutputs
+  from ..models.query_latency import QueryLatency
+
+
+
+
+
+T = TypeVar("T", bound="InferResponse")
+
+
+
+@_attrs_define
+class InferResponse:
+    """ 
+        Attributes:
+            hardware (str):
+            latency_ms (QueryLatency):
+            model (str):
+            outputs (InferResponseOutputs):
+            reason (str): Why this variant was chosen, and what happened.
+            request_id (str):
+            slo_met (bool | None): Whether total latency met the SLO; null when none was set.
+            variant (str):
+            worker (str):
+            cached (bool | Unset): Answered from the prediction cache. Default: False.
+            default (bool | Unset): The SLO was missed and the app's default output answered. Default: False.
+     """
+
+    hardware: str
+    latency_ms: QueryLatency
+    model: str
+    outputs: InferResponseOutputs
+    reason: str
+    request_id: str
+    slo_met: bool | None
+    variant: str
+    worker: str
+    cached: bool | Unset = False
+    default: bool | Unset = False
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.infer_response_outputs import InferResponseOutputs # noqa: PLC0415
+        from ..models.query_latency import QueryLatency # noqa: PLC0415
+        hardware = self.hardware
+
+        latency_ms = self.latency_ms.to_dict()
+
+        model = self.model
+
+        outputs = self.outputs.to_dict()
+
+        reason = self.reason
+
+        request_id = self.request_id
+
+        slo_met: bool | None
+        slo_met = self.slo_met
+
+        variant = self.variant
+
+        worker = self.worker
+
+        cached = self.cached
+
+        default = self.default
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "hardware": hardware,
+            "latency_ms": latency_ms,
+            "model": model,
+            "outputs": outputs,
+            "reason": reason,
+            "request_id": request_id,
+            "slo_met": slo_met,
+            "variant": variant,
+            "worker": worker,
+        })
+        if cached is not UNSET:
+            field_dict["cached"] = cached
+        if default is not UNSET:
+            field_dict["default"] = default
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.infer_response_outputs import InferResponseOutputs # noqa: PLC0415
+        from ..models.query_latency import QueryLatency # noqa: PLC0415
+        d = dict(src_dict)
+        hardware = d.pop("hardware")
+
+        latency_ms = QueryLatency.from_dict(d.pop("latency_ms"))
+
+
+
+
+        model = d.pop("model")
+
+        outputs = InferResponseOutputs.from_dict(d.pop("outputs"))
+
+
+
+
+        reason = d.pop("reason")
+
+        request_id = d.pop("request_id")
+
+        def _parse_slo_met(data: object) -> bool | None:
+            if data is None:
+                return data
+            return cast(bool | None, data)
+
+        slo_met = _parse_slo_met(d.pop("slo_met"))
+
+
+        variant = d.pop("variant")
+
+        worker = d.pop("worker")
+
+        cached = d.pop("cached", UNSET)
+
+        default = d.pop("default", UNSET)
+
+        infer_response = cls(
+            hardware=hardware,
+            latency_ms=latency_ms,
+            model=model,
+            outputs=outputs,
+            reason=reason,
+            request_id=request_id,
+            slo_met=slo_met,
+            variant=variant,
+            worker=worker,
+            cached=cached,
+            default=default,
+        )
+
+
+        infer_response.additional_properties = d
+        return infer_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
