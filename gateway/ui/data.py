@@ -1,0 +1,147 @@
+"""What the admin UI shows, gathered from the system: the registry (typed client), Redis (instance
+details), the serving processes' `/metrics`, and the gateway's own API for resources other services
+serve (jobs, events), called in-process so the UI shows exactly what API clients see."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import orjson
+import redis.asyncio as aioredis
+from fastapi import Request
+
+from gateway.state import GatewayState
+from gateway.ui import live
+from infaas import store
+from infaas.clients.scheduler import SchedulerClient
+from infaas.prom import exposition
+from infaas.schemas import Worker
+
+SCRAPE_TIMEOUT = httpx.Timeout(2.0, connect=0.5)
+
+
+def gateway_state(request: Request) -> GatewayState:
+    state: GatewayState = request.app.state.gateway
+    return state
+
+
+@dataclass(frozen=True)
+class InstanceRow:
+    worker: str
+    variant: str
+    state: str
+    reason: str | None
+    pending: int | None
+    batch_limit: int | None
+
+
+async def instances(state: GatewayState, workers: list[Worker]) -> list[InstanceRow]:
+    """Every instance the workers report, with the reason for its state (from their heartbeats in
+    Redis; the registry's worker list has the state alone)."""
+    details: dict[str, dict[str, dict[str, Any]]] = {}
+    if state.settings.redis_url:
+        r = aioredis.Redis.from_url(state.settings.redis_url)
+        try:
+            pipe = r.pipeline(transaction=False)
+            for w in workers:
+                pipe.hgetall(store.instances_key(w.id))
+            for w, found in zip(workers, await pipe.execute(), strict=True):
+                details[w.id] = {store.text(k): orjson.loads(v) for k, v in found.items()}
+        finally:
+            await r.aclose()
+    rows = []
+    for w in workers:
+        for vid, instance_state in sorted(w.instances.items()):
+            extra = details.get(w.id, {}).get(vid, {})
+            rows.append(
+                InstanceRow(
+                    worker=w.id,
+                    variant=vid,
+                    state=instance_state,
+                    reason=extra.get("reason"),
+                    pending=extra.get("pending"),
+                    batch_limit=extra.get("batch_limit"),
+                )
+            )
+    return rows
+
+
+@dataclass
+class Scrape:
+    samples: live.Samples
+    sources: list[str] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+
+
+async def scrape(state: GatewayState, workers: list[Worker]) -> Scrape:
+    """Merged `/metrics` of this gateway (with its embedded scheduler), the scheduler service when it
+    runs apart, and every live executor."""
+    targets = {f"executor {w.id}": f"{w.url}/metrics" for w in workers if w.live}
+    if isinstance(state.scheduler, SchedulerClient):  # the scheduler is a service of its own
+        targets["scheduler"] = f"{state.settings.service_url('scheduler')}/metrics"
+    result = Scrape(samples={}, sources=["gateway"])
+    parts = [live.parse(exposition().decode())]
+    async with httpx.AsyncClient(timeout=SCRAPE_TIMEOUT) as http:
+        answers = await asyncio.gather(*(http.get(u) for u in targets.values()), return_exceptions=True)
+    for name, answer in zip(targets, answers, strict=True):
+        if isinstance(answer, httpx.Response) and answer.status_code == 200:
+            parts.append(live.parse(answer.text))
+            result.sources.append(name)
+        else:
+            result.unreachable.append(name)
+    result.samples = live.merge(parts)
+    return result
+
+
+def history(request: Request) -> live.ScrapeHistory:
+    found: live.ScrapeHistory | None = getattr(request.app.state, "ui_scrapes", None)
+    if found is None:
+        found = request.app.state.ui_scrapes = live.ScrapeHistory()
+    return found
+
+
+@dataclass(frozen=True)
+class LoadPage:
+    window: live.Load | None
+    since_start: live.Load
+    scrape: Scrape
+
+
+async def load_page(request: Request, workers: list[Worker]) -> LoadPage:
+    now = time.monotonic()
+    result = await scrape(gateway_state(request), workers)
+    base = history(request).add(now, result.samples)
+    window = None
+    if base is not None:
+        window = live.load(live.difference(result.samples, base[1]), now - base[0])
+    return LoadPage(window=window, since_start=live.load(result.samples, None), scrape=result)
+
+
+@dataclass(frozen=True)
+class ApiAnswer:
+    """A gateway API resource as the UI got it: the JSON, or why there is none."""
+
+    status: int
+    body: Any
+
+    @property
+    def available(self) -> bool:
+        return self.status == 200
+
+
+async def api_get(request: Request, key: str, path: str, params: dict[str, str] | None = None) -> ApiAnswer:
+    """GET one of this gateway's own API routes in-process, with the admin's key."""
+    transport = httpx.ASGITransport(app=request.app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://gateway.internal", timeout=10.0
+    ) as client:
+        response = await client.get(path, params=params, headers={"Authorization": f"Bearer {key}"})
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    return ApiAnswer(response.status_code, body)
