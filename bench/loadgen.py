@@ -192,6 +192,8 @@ class RunResult:
     # filled by callers that can see the machine: CPU seconds per server process, other load in cores
     server_cpu_s: dict[str, float] = field(default_factory=dict)
     other_cores: float = math.nan
+    # per request, in completion order: (schedule index, outcome, latency ms or NaN) — for trace replays
+    records: list[tuple[int, int | str, float]] = field(default_factory=list)
 
     @property
     def sent(self) -> int:
@@ -332,6 +334,7 @@ async def run_open_loop(
             last_done = max(last_done, done)
             latency = (done - min(due, sent)) * 1000
             outcome[i] = status
+            result.records.append((i, status, latency))
             result.send_lag_ms.append((sent - due) * 1000)
             result.latencies_ms.append(latency)
             if 200 <= status < 300:
@@ -350,6 +353,8 @@ async def run_open_loop(
     result.client_cpu_s = time.process_time() - cpu0
     await asyncio.gather(*(c.close() for c in pool), return_exceptions=True)
     result.outcomes = Counter(outcome)
+    answered = {i for i, _, _ in result.records}
+    result.records.extend((i, o, math.nan) for i, o in enumerate(outcome) if i not in answered)
     result.elapsed_s = max(duration, last_done - start)
     return result
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -10,21 +10,38 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 
-from gateway.api import INFER_SCHEMAS, router
+from gateway.api import FAST_ROUTES, INFER_SCHEMAS, router
 from gateway.auth import Authenticator
+from gateway.events import router as events_router
+from gateway.jobs import router as jobs_router
 from gateway.limits import BodyLimit
+from gateway.oip import router as oip_router
+from gateway.oip_schemas import OIP_SCHEMAS
 from gateway.state import GatewayState
+from gateway.ui import router as ui_router
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.clients.scheduler import SchedulerClient
+from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.config import Settings
 from infaas.web import install_common
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(
+    settings: Settings, *, embedded_scheduler: Callable[[Settings], QueryDispatch] | None = None
+) -> FastAPI:
+    """`embedded_scheduler` builds the scheduler's dispatcher inside this process (the composition
+    root passes it when `scheduler_mode` is `embedded`); without it queries go to the scheduler service."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         registry = AsyncRegistryClient(settings.service_url("registry"))
-        scheduler = SchedulerClient(settings.service_url("scheduler"), timeout_s=settings.query_timeout_s + 5)
+        scheduler: QueryDispatch
+        if embedded_scheduler is not None:
+            scheduler = embedded_scheduler(settings)
+        else:
+            scheduler = SchedulerClient(
+                settings.service_url("scheduler"), timeout_s=settings.query_timeout_s + 5
+            )
+        await scheduler.start()
         app.state.gateway = GatewayState(
             settings=settings,
             registry=registry,
@@ -40,9 +57,16 @@ def create_app(settings: Settings) -> FastAPI:
         summary="Model-less inference serving: state latency and accuracy, the system does the rest.",
         version="0.1.0",
         lifespan=lifespan,
+        # Operation ids are the route functions' names: they name the generated SDK's functions.
+        generate_unique_id_function=lambda route: route.name,
     )
     install_common(app, service="gateway")
+    app.router.routes.extend(FAST_ROUTES)  # matched before the documented query routes below
     app.include_router(router)
+    app.include_router(events_router)
+    app.include_router(ui_router)  # the admin web UI at /ui
+    app.include_router(oip_router)  # Open Inference Protocol v2 at /v2
+    app.include_router(jobs_router)  # offline jobs at /v1/jobs
     app.add_middleware(
         BodyLimit,
         default_limit=settings.max_request_bytes,
@@ -54,9 +78,14 @@ def create_app(settings: Settings) -> FastAPI:
             schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
             # Query bodies are parsed by hand on the hot path; publish their schema all the same.
             _, defs = models_json_schema(
-                [(m, "validation") for m in INFER_SCHEMAS], ref_template="#/components/schemas/{model}"
+                [(m, "validation") for m in (*INFER_SCHEMAS, *OIP_SCHEMAS)],
+                ref_template="#/components/schemas/{model}",
             )
             schema.setdefault("components", {}).setdefault("schemas", {}).update(defs.get("$defs", {}))
+            for body in schema["components"]["schemas"].values():
+                for part in body.get("properties", {}).values():
+                    if part.get("contentMediaType") == "application/octet-stream":
+                        part["format"] = "binary"  # how SDK generators recognise an uploaded file
             schema["components"]["securitySchemes"] = {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "admin or app API key"}
             }

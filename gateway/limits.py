@@ -32,7 +32,7 @@ class BodyLimit:
                 except ValueError:
                     too_big = False
                 if too_big:
-                    await _reject(send, limit)
+                    await _reject(send, limit, oip=scope["path"].startswith("/v2/"))
                     return
         seen = 0
 
@@ -49,16 +49,11 @@ class BodyLimit:
         await self.app(scope, limited_receive, send)
 
 
-async def _reject(send: Send, limit: int) -> None:
-    body = orjson.dumps(
-        {
-            "error": {
-                "code": "payload_too_large",
-                "message": f"the request body is larger than {limit} bytes",
-                "limit": limit,
-            }
-        }
-    )
+async def _reject(send: Send, limit: int, *, oip: bool = False) -> None:
+    message = f"the request body is larger than {limit} bytes"
+    error = {"code": "payload_too_large", "message": message, "limit": limit}
+    # The Open Inference Protocol's error is a string (its clients read `error` as the message).
+    body = orjson.dumps({"error": message, "code": "payload_too_large"} if oip else {"error": error})
     await send(
         {
             "type": "http.response.start",

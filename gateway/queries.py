@@ -9,10 +9,10 @@ import orjson
 
 from infaas.errors import BadRequest, InvalidInput
 from infaas.schemas import AppInternal, ModelInternal
-from infaas.tensors import Signature, coerce_batch
+from infaas.tensors import Signature, check_array, coerce_batch
 from infaas.wire import encode_frame
 
-_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "variant"})
+_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant"})
 
 
 def parse_body(body: bytes) -> dict[str, Any]:
@@ -33,6 +33,9 @@ def parse_body(body: bytes) -> dict[str, Any]:
     accuracy = data.get("min_accuracy")
     if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 1):
         raise InvalidInput("min_accuracy must be a number between 0 and 1", field="min_accuracy")
+    cost = data.get("max_cost")
+    if cost is not None and not (_is_number(cost) and cost >= 0):
+        raise InvalidInput("max_cost must be a number >= 0 ($ for this query)", field="max_cost")
     return data
 
 
@@ -91,6 +94,7 @@ def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *,
         "signature": signature.key,
         "latency_ms": data.get("latency_ms"),
         "min_accuracy": data.get("min_accuracy"),
+        "max_cost": data.get("max_cost"),
         "variant": variant,
         **_policy(app),
     }
@@ -125,8 +129,108 @@ def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes
             "signature": key,
             "latency_ms": app.default_latency_ms if latency is None else latency,
             "min_accuracy": app.default_min_accuracy if accuracy is None else accuracy,
+            "max_cost": data.get("max_cost"),
             **_policy(app),
         }
         return encode_frame(header, arrays)
     assert first_error is not None
+    raise first_error
+
+
+# Already-decoded tensors (the Open Inference Protocol's typed inputs): the same checks and frames as the
+# JSON path above, except that names and dtypes must match the signature exactly, as the protocol states.
+
+
+def arrays_for(
+    signature: Signature, arrays: dict[str, np.ndarray], *, max_rows: int
+) -> dict[str, np.ndarray]:
+    """Named arrays checked against a signature: exact names and dtypes; shapes, rows and values as
+    for JSON batches. Any mismatch is a 422 naming the input."""
+    expected = [s.name for s in signature.inputs]
+    missing = [n for n in expected if n not in arrays]
+    extra = sorted(set(arrays) - set(expected))
+    if missing or extra:
+        raise InvalidInput(
+            "inputs do not match the model's input names",
+            expected=expected,
+            missing=missing,
+            unexpected=extra,
+        )
+    checked: dict[str, np.ndarray] = {}
+    for spec in signature.inputs:
+        array = arrays[spec.name]
+        if array.dtype != np.dtype(spec.dtype):
+            raise InvalidInput(
+                f"input {spec.name!r} must hold {spec.dtype} values; got {array.dtype.name}",
+                input=spec.name,
+                expected_dtype=spec.dtype,
+                got_dtype=array.dtype.name,
+            )
+        checked[spec.name] = check_array(array, spec, max_rows=max_rows)
+    if len({a.shape[0] for a in checked.values()}) > 1:
+        raise InvalidInput("every input must carry the same number of rows")
+    return checked
+
+
+def model_frame_from_arrays(
+    model: ModelInternal,
+    app: AppInternal,
+    arrays: dict[str, np.ndarray],
+    *,
+    latency_ms: float | None,
+    min_accuracy: float | None,
+    variant: str | None,
+    max_rows: int,
+    max_cost: float | None = None,
+) -> bytes:
+    """`model_frame` for decoded arrays (requirements already validated by the caller)."""
+    signature = Signature.from_json(model.signature)
+    header = {
+        "kind": "model",
+        "target": model.name,
+        "signature": signature.key,
+        "latency_ms": latency_ms,
+        "min_accuracy": min_accuracy,
+        "max_cost": max_cost,
+        "variant": variant,
+        **_policy(app),
+    }
+    return encode_frame(header, arrays_for(signature, arrays, max_rows=max_rows))
+
+
+def app_frame_from_arrays(
+    app: AppInternal,
+    arrays: dict[str, np.ndarray],
+    *,
+    latency_ms: float | None,
+    min_accuracy: float | None,
+    max_rows: int,
+    max_cost: float | None = None,
+) -> bytes:
+    """`app_frame` for decoded arrays: the first of the app's signatures they match; the app's defaults
+    fill in the requirements the query omits."""
+    first_error: InvalidInput | None = None
+    seen: set[str] = set()
+    for m in app.models:
+        signature = Signature.from_json(m.signature)
+        if m.status == "failed" or signature.key in seen:
+            continue
+        seen.add(signature.key)
+        try:
+            checked = arrays_for(signature, arrays, max_rows=max_rows)
+        except InvalidInput as exc:
+            first_error = first_error or exc
+            continue
+        header = {
+            "kind": "app",
+            "target": app.name,
+            "signature": signature.key,
+            "latency_ms": app.default_latency_ms if latency_ms is None else latency_ms,
+            "min_accuracy": app.default_min_accuracy if min_accuracy is None else min_accuracy,
+            "max_cost": max_cost,
+            **_policy(app),
+        }
+        return encode_frame(header, checked)
+    if first_error is None:
+        raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
     raise first_error

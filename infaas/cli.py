@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
-import logging
 import signal
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from infaas.config import SERVICES, get_settings
+from infaas.cli_apps import register as register_apps
+from infaas.cli_events import register as register_events
+from infaas.cli_jobs import jobs as jobs_cli
+from infaas.cli_models import register as register_models
+from infaas.cli_query import register as register_query
+from infaas.cli_status import register as register_status
+from infaas.config import SERVICES, Settings, get_settings
+from infaas.logs import configure_logging
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 app = typer.Typer(
     help="infaas: model-less inference serving.", no_args_is_help=True, pretty_exceptions_enable=False
 )
 db = typer.Typer(help="Database migrations.", no_args_is_help=True)
 app.add_typer(db, name="db")
+app.add_typer(jobs_cli, name="jobs")  # offline jobs, over HTTP (infaas/cli_jobs.py)
+register_status(app)  # `infaas status`: live view of workers, instances and load
+register_events(app)  # `infaas events`: scaling decisions and their reasons
+register_apps(app)  # `infaas apps …` over HTTP (infaas/cli_apps.py)
+register_models(app)  # `infaas models …`, with profiling progress (infaas/cli_models.py)
+register_query(app)  # `infaas query` and `infaas workers` (infaas/cli_query.py)
 
 
 @db.command("upgrade")
@@ -31,14 +46,17 @@ def db_upgrade(revision: str = "head") -> None:
 
 @app.command()
 def serve(
-    service: Annotated[str, typer.Argument(help=f"one of {', '.join(SERVICES)}")],
+    service: Annotated[str, typer.Argument(help=f"one of {', '.join(SERVICES)}, jobs")],
     queue: Annotated[list[str] | None, typer.Option(help="profiler only: Celery queues to consume")] = None,
 ) -> None:
     """Run one service in the foreground."""
     settings = get_settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(service, level=settings.log_level)  # JSON lines with the request id
+    if service == "jobs":  # the offline-job Celery worker (queue `jobs`, no HTTP port)
+        from services.profiler.jobs import run_worker as run_jobs_worker
+
+        run_jobs_worker(settings)
+        return
     if service not in SERVICES:
         raise typer.BadParameter(f"unknown service {service!r}; choose from {', '.join(SERVICES)}")
     if service == "profiler":
@@ -48,22 +66,31 @@ def serve(
         return
     import uvicorn
 
-    factory = _factory(service)
+    asgi = _gateway(settings) if service == "gateway" else _factory(service)(settings)
     host = settings.gateway_host if service == "gateway" else settings.host
     uvicorn.run(
-        factory(settings),
+        asgi,
         host=host,
         port=settings.port(service),
         log_level="warning",
+        log_config=None,  # uvicorn's loggers propagate to our JSON handler
         access_log=False,
         timeout_graceful_shutdown=5,
     )
 
 
+def _gateway(settings: Settings) -> FastAPI:
+    from gateway.app import create_app
+
+    if settings.scheduler_mode == "embedded":
+        from services.scheduler.app import EmbeddedScheduler
+
+        return create_app(settings, embedded_scheduler=EmbeddedScheduler)
+    return create_app(settings)
+
+
 def _factory(service: str):  # type: ignore[no-untyped-def]
-    if service == "gateway":
-        from gateway.app import create_app
-    elif service == "registry":
+    if service == "registry":
         from services.registry.app import create_app
     elif service == "scheduler":
         from services.scheduler.app import create_app

@@ -10,6 +10,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -59,6 +60,9 @@ class Settings(BaseSettings):
     """Base URL of the registry; default `http://127.0.0.1:<registry_port>`."""
     scheduler_url: str = ""
     """Base URL of the scheduler; default `http://127.0.0.1:<scheduler_port>`."""
+    scheduler_mode: Literal["embedded", "remote"] = "embedded"
+    """`embedded`: each gateway process runs the scheduler's dispatcher itself (one HTTP hop less per
+    query; see docs/benchmarks.md); `remote`: the gateway calls the scheduler service over HTTP."""
     planner_url: str = ""
     """Base URL of the planner; default `http://127.0.0.1:<planner_port>`."""
 
@@ -134,6 +138,74 @@ class Settings(BaseSettings):
     worker_memory_bytes: int = 0
     """Memory the executor offers to instances; 0 means what the machine has."""
 
+    interference_enter: float = 2.5
+    """An instance whose batches take this many times their profiled latency is `interfered` (INFaaS's
+    code: 2.5×); it is what pauses offline jobs for latency (`job_pause_states`)."""
+
+    interference_exit: float = 1.5
+    """…and it is `active` again below this factor (INFaaS: 1.5×)."""
+
+    job_pause_utilization: float = 0.4
+    """Offline jobs pause on a worker whose online utilization exceeds this (INFaaS: 40 %)."""
+
+    job_resume_utilization: float = 0.3
+    """…and resume there once it falls below this (the gap keeps jobs from flapping)."""
+
+    job_pause_states: list[str] = Field(default_factory=lambda: ["interfered", "overloaded"])
+    """Instance states that pause jobs on their worker: `interfered` is online latency above its profile."""
+
+    job_max_in_flight: int = 2
+    """Chunks leased to jobs workers at once (across all jobs)."""
+
+    job_chunk_lease_s: float = 30.0
+    """A leased chunk not finished within this is leased again (its worker died or its message was lost)."""
+
+    job_chunk_seconds: float = 1.0
+    """Default chunk size: about this much of the chosen variant's work at its profiled throughput."""
+
+    job_tick_s: float = 0.5
+    """How often the planner re-decides the throttle and leases chunks."""
+
+    job_max_rows: int = 10_000_000
+    """Largest job input, in rows."""
+
+    job_max_input_bytes: int = 1024 * 1024 * 1024
+    """Largest job input file (uploaded, or expanded from a .npz)."""
+
+    job_data_dir: Path | None = None
+    """Where `input_path` / `output_path` of jobs live; default `<var_dir>/job-data`."""
+
+    autoscale_policy: str = "greedy"
+    """Model autoscaler: `greedy` (INFaaS §4.2.2), `ilp` (the exact ILP on HiGHS), `horizontal` (replicas
+    of the running variants only: the SM+ baseline) or `off`."""
+
+    autoscale_interval_s: float = 1.0
+    """How often the model autoscaler decides (INFaaS: 1 s)."""
+
+    slack_threshold: float = 1.05
+    """Minimum headroom (capacity / load) the model autoscaler keeps per model (INFaaS: 1.05)."""
+
+    autoscale_lambda: float = 1.0
+    """λ (1/s) of the ILP cost: weight of a variant's loading time against its hardware cost."""
+
+    scale_down_min_s: float = 5.0
+    """Floor under T_v, the wait before a scale-down (T_v is the variant's load latency)."""
+
+    worker_provider: str = "none"
+    """Worker autoscaler backend: `none`, `local` (executor processes here) or `kubernetes`."""
+
+    worker_autoscale_interval_s: float = 2.0
+    """How often the worker autoscaler decides (INFaaS: 2 s)."""
+
+    min_workers: int = 1
+    """The worker autoscaler never goes below this many workers per hardware kind in use."""
+
+    max_workers: int = 8
+    """… nor above this many per hardware kind."""
+
+    worker_idle_s: float = 60.0
+    """A worker with no instance (or no load) for this long is drained and removed."""
+
     log_level: str = "info"
 
     @field_validator("database_url")
@@ -162,6 +234,10 @@ class Settings(BaseSettings):
     @property
     def resolved_artifact_dir(self) -> Path:
         return (self.artifact_dir or self.var_dir / "artifacts").resolve()
+
+    @property
+    def resolved_job_data_dir(self) -> Path:
+        return (self.job_data_dir or self.var_dir / "job-data").resolve()
 
     def service_url(self, service: str) -> str:
         """Base URL of an internal service, explicit setting first."""

@@ -156,3 +156,66 @@ def make_engine(url: str) -> Engine:
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Any]:
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+class JobRow(Base):
+    """An offline batch job: one input, split into chunks that run in spare capacity."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    app_id: Mapped[int] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"), index=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), index=True)
+    variant_id: Mapped[str | None] = mapped_column(String(160))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    state_reason: Mapped[str | None] = mapped_column(Text)
+    min_accuracy: Mapped[float | None] = mapped_column(Float)
+    decision: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    inputs: Mapped[dict[str, Any]] = mapped_column(JSON)  # input name -> digest of its .npy
+    input_source: Mapped[str] = mapped_column(String(256))
+    output_location: Mapped[str | None] = mapped_column(String(256))
+    output_digest: Mapped[str | None] = mapped_column(String(64))
+    rows_total: Mapped[int] = mapped_column(Integer)
+    rows_done: Mapped[int] = mapped_column(Integer, server_default="0")
+    chunk_rows: Mapped[int] = mapped_column(Integer)
+    chunks_total: Mapped[int] = mapped_column(Integer)
+    errors: Mapped[list[Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class JobChunkRow(Base):
+    """Rows [row_start, row_end) of a job; done exactly once, whatever runs it how often."""
+
+    __tablename__ = "job_chunks"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    row_start: Mapped[int] = mapped_column(Integer)
+    row_end: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))  # pending | leased | done | failed
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0")
+    leased_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    output_digest: Mapped[str | None] = mapped_column(String(64))
+    worker: Mapped[str | None] = mapped_column(String(64))
+    error: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class EventRow(Base):
+    """Something the planner decided or did (scale a model, add or drain a worker), with its reason."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
+    kind: Mapped[str] = mapped_column(String(32))  # model_autoscaler | worker_autoscaler
+    action: Mapped[str] = mapped_column(String(32))  # replicate, upgrade, … add_worker, drain_worker
+    model: Mapped[str | None] = mapped_column(String(64), index=True)
+    variant: Mapped[str | None] = mapped_column(String(160))
+    worker: Mapped[str | None] = mapped_column(String(64))
+    outcome: Mapped[str] = mapped_column(String(16))  # decided | done | failed
+    reason: Mapped[str] = mapped_column(Text)
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON)

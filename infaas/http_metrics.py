@@ -30,6 +30,17 @@ class RequestMetrics:
     def __init__(self, app: ASGIApp, *, service: str) -> None:
         self.app = app
         self.requests, self.seconds = _metrics_for(service)
+        self._templates: dict[object, str] | None = None
+
+    def _template_of(self, scope: Scope) -> str:
+        """The path template of a plain Starlette route (the hot query routes are mounted as such, and
+        only FastAPI's routes put themselves in the scope), found by its endpoint."""
+        if self._templates is None:
+            routes = getattr(scope.get("app"), "routes", ())
+            self._templates = {
+                r.endpoint: r.path for r in routes if hasattr(r, "endpoint") and hasattr(r, "path")
+            }
+        return self._templates.get(scope.get("endpoint"), "unmatched")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -48,7 +59,7 @@ class RequestMetrics:
             await self.app(scope, receive, send_wrapper)
         finally:
             route = scope.get("route")
-            template = getattr(route, "path", "unmatched")
+            template = getattr(route, "path", None) or self._template_of(scope)
             if template not in ("/metrics", "/health"):
                 self.requests.labels(scope["method"], template, str(status)).inc()
                 self.seconds.labels(scope["method"], template).observe(time.perf_counter() - start)

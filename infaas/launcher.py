@@ -20,6 +20,7 @@ import httpx
 import redis
 
 from infaas.config import Settings
+from infaas.prom import MULTIPROC_ENV, prepare_multiproc_dir
 
 HTTP_SERVICES = ("registry", "scheduler", "executor", "planner", "gateway")
 
@@ -92,10 +93,12 @@ class Suite:
         return url
 
     def start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+        # Each process gets its own, emptied Prometheus directory: its /metrics merges its worker processes.
+        metrics_dir = prepare_multiproc_dir((self.settings.var_dir / "metrics" / name).resolve())
         self.procs[name] = self._spawn(
             name,
             [sys.executable, "-m", "infaas.cli", *args],
-            env={**self.settings.child_env(), **(env or {})},
+            env={**self.settings.child_env(), MULTIPROC_ENV: str(metrics_dir), **(env or {})},
         )
 
     def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
@@ -133,7 +136,7 @@ class Suite:
 
     def stop(self, timeout_s: float = 10) -> None:
         """SIGTERM everything (gateway first, so no new work arrives), then SIGKILL stragglers."""
-        order = ["gateway", "scheduler", "planner", "profiler", "executor", "registry"]
+        order = ["gateway", "scheduler", "planner", "profiler", "jobs", "executor", "registry"]
         for name in sorted(self.procs, key=lambda n: order.index(n.split("-")[0])):
             proc = self.procs[name]
             if proc.poll() is None:
@@ -169,10 +172,13 @@ def start_suite(settings: Settings) -> Suite:
         suite.start("registry", ["serve", "registry"])
         suite.wait_healthy(("registry",))
         executors = ["executor"] + [f"executor-{i}" for i in range(2, settings.executors + 1)]
-        for name in ("scheduler", *executors, "planner", "gateway"):
+        # An embedded scheduler runs inside the gateway process; only `remote` mode needs its own.
+        scheduler = ("scheduler",) if settings.scheduler_mode == "remote" else ()
+        for name in (*scheduler, *executors, "planner", "gateway"):
             suite.start(name, ["serve", name.split("-")[0]], {"INFAAS_EXECUTOR_PORT": str(suite.port(name))})
         suite.start("profiler", ["serve", "profiler", "--queue", "profile.cpu"])
-        suite.wait_healthy(("scheduler", *executors, "planner", "gateway"))
+        suite.start("jobs", ["serve", "jobs"])  # offline-job chunks (Celery queue `jobs`)
+        suite.wait_healthy((*scheduler, *executors, "planner", "gateway"))
     except BaseException:
         suite.stop()
         raise

@@ -55,6 +55,14 @@ class AppUpdate(Strict):
     prefer: Prefer | None = None
 
 
+class ApiKeyInfo(BaseModel):
+    """What is kept of an API key: never the key itself, only its first characters and its hash."""
+
+    prefix: str = Field(description="The key's first 8 characters, to tell keys apart.")
+    role: Literal["admin", "app"]
+    created_at: datetime
+
+
 class App(BaseModel):
     name: str
     default_latency_ms: float | None
@@ -65,6 +73,7 @@ class App(BaseModel):
     prefer: Prefer = "cost"
     created_at: datetime
     models: list[str] = Field(default_factory=list)
+    keys: list[ApiKeyInfo] = Field(default_factory=list, description="The app's API keys (prefixes only).")
 
 
 class AppCreated(App):
@@ -282,6 +291,11 @@ class InferRequest(BaseModel):
     )
     latency_ms: float | None = Field(None, gt=0, description="Latency SLO for this query.")
     min_accuracy: float | None = Field(None, ge=0, le=1, description="Lowest acceptable accuracy.")
+    max_cost: float | None = Field(
+        None,
+        ge=0,
+        description="Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.",
+    )
     variant: str | None = Field(
         None, description="Named-model queries only: run exactly this variant (for benchmarks and tests)."
     )
@@ -305,3 +319,19 @@ class InferResponse(BaseModel):
     default: bool = Field(False, description="The SLO was missed and the app's default output answered.")
     reason: str = Field(description="Why this variant was chosen, and what happened.")
     request_id: str
+
+
+class ErrorDetail(BaseModel):
+    """`code` is stable (`invalid_input`, `requirements_unmet`, `overloaded`, …); further fields depend on
+    the error (e.g. `closest` for `requirements_unmet`, `retry_after_s` when shedding load)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every `/v1` error: `{"error": {"code", "message", ...details}}`."""
+
+    error: ErrorDetail

@@ -10,11 +10,12 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from infaas.errors import InfaasError
 from infaas.http_metrics import RequestMetrics
+from infaas.logs import RequestIdMiddleware, request_id_var
+from infaas.prom import CONTENT_TYPE, exposition, forget_at_exit
 
 log = logging.getLogger("infaas")
 
@@ -32,6 +33,8 @@ def error_response(status: int, code: str, message: str, **details: object) -> R
 def install_common(app: FastAPI, *, service: str) -> None:
     """Error handlers, health and metrics routes, and request metrics for one service."""
     app.add_middleware(RequestMetrics, service=service)
+    app.add_middleware(RequestIdMiddleware)  # binds the id for logs, returns it as X-Request-Id
+    forget_at_exit()
 
     @app.exception_handler(InfaasError)
     async def _infaas_error(_request: Request, exc: InfaasError) -> Response:
@@ -68,8 +71,8 @@ def install_common(app: FastAPI, *, service: str) -> None:
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(exposition(), media_type=CONTENT_TYPE)  # all processes of this service
 
 
 def request_id(request: Request) -> str:
-    return request.headers.get(REQUEST_ID) or uuid.uuid4().hex
+    return request_id_var.get() or request.headers.get(REQUEST_ID) or uuid.uuid4().hex

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import httpx
+import numpy as np
 
 from infaas.clients.base import raise_for_error, unavailable
+from infaas.wire import decode_frame, encode_frame
 
 
 class ExecutorClient:
@@ -34,5 +36,51 @@ class ExecutorClient:
             raise unavailable("executor", exc) from exc
         raise_for_error(response)
 
+    async def drain_instance(self, worker_url: str, variant_id: str) -> dict[str, object]:
+        """Take one instance out of service after serving every query it was sent (no query dropped);
+        answers `{variant, served_after_stop}`."""
+        try:
+            response = await self._http.post(f"{worker_url}/v1/instances/{variant_id}/drain")
+        except httpx.HTTPError as exc:
+            raise unavailable("executor", exc) from exc
+        raise_for_error(response)
+        data: dict[str, object] = response.json()
+        return data
+
+    async def drain_worker(self, worker_url: str, *, exit: bool = True) -> dict[str, object]:
+        """Drain every instance of a worker, refuse new ones and (by default) stop its process."""
+        try:
+            response = await self._http.post(f"{worker_url}/v1/drain", params={"exit": str(exit).lower()})
+        except httpx.HTTPError as exc:
+            raise unavailable("executor", exc) from exc
+        raise_for_error(response)
+        data: dict[str, object] = response.json()
+        return data
+
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+class OfflineExecutorClient:
+    """Blocking client of an executor's low-priority batch endpoint, for the jobs worker."""
+
+    def __init__(self, *, timeout_s: float = 120.0, http: httpx.Client | None = None) -> None:
+        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=2.0))
+
+    def run(self, worker_url: str, variant_id: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run rows of one job chunk on a worker, below its online queries; outputs by name."""
+        frame = encode_frame({"variant": variant_id}, inputs)
+        try:
+            response = self._http.post(
+                f"{worker_url}/internal/offline/run",
+                content=frame,
+                headers={"content-type": "application/octet-stream"},
+            )
+        except httpx.HTTPError as exc:
+            raise unavailable("executor", exc) from exc
+        raise_for_error(response)
+        _, outputs = decode_frame(response.content)
+        return outputs
+
+    def close(self) -> None:
+        self._http.close()

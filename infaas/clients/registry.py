@@ -5,16 +5,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import httpx
+from pydantic import TypeAdapter
 
-from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, unavailable
+from infaas.clients.base import DEFAULT_TIMEOUT, principal_headers, raise_for_error, unavailable
 from infaas.schemas import (
+    App,
     AppInternal,
+    Model,
     ModelInternal,
     Principal,
     StatusUpdate,
+    Variant,
     VariantReport,
+    Worker,
     WorkerRegistration,
 )
+
+_APPS = TypeAdapter(list[App])
+_MODELS = TypeAdapter(list[Model])
+_VARIANTS = TypeAdapter(list[Variant])
+_WORKERS = TypeAdapter(list[Worker])
 
 
 class RegistryClient:
@@ -79,6 +89,30 @@ class AsyncRegistryClient:
 
     async def register_worker(self, worker: WorkerRegistration) -> None:
         await self._send("POST", "/internal/workers", json=worker.model_dump())
+
+    # --- public resources as a given caller sees them (the admin UI reads these) ---
+
+    async def apps(self, principal: Principal) -> list[App]:
+        response = await self._send("GET", "/v1/apps", headers=principal_headers(principal))
+        return _APPS.validate_json(response.content)
+
+    async def models(self, principal: Principal) -> list[Model]:
+        response = await self._send("GET", "/v1/models", headers=principal_headers(principal))
+        return _MODELS.validate_json(response.content)
+
+    async def model(self, principal: Principal, name: str) -> Model:
+        response = await self._send("GET", f"/v1/models/{name}", headers=principal_headers(principal))
+        return Model.model_validate_json(response.content)
+
+    async def variants(self, principal: Principal, name: str) -> list[Variant]:
+        response = await self._send(
+            "GET", f"/v1/models/{name}/variants", headers=principal_headers(principal)
+        )
+        return _VARIANTS.validate_json(response.content)
+
+    async def workers(self, principal: Principal) -> list[Worker]:
+        response = await self._send("GET", "/v1/workers", headers=principal_headers(principal))
+        return _WORKERS.validate_json(response.content)
 
     @property
     def http(self) -> httpx.AsyncClient:

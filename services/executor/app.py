@@ -21,12 +21,14 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.config import Settings
 from infaas.errors import InfaasError, NotFound, Unavailable
 from infaas.hardware import detect_hardware
+from infaas.instance_state import Thresholds
 from infaas.schemas import WorkerRegistration
 from infaas.selection import WorkerView
 from infaas.variants import VariantProfile
 from infaas.web import install_common
-from services.executor import metrics
+from services.executor import control, metrics
 from services.executor.instances import InstanceHost
+from services.executor.offline import router as offline_router
 
 log = logging.getLogger("infaas.executor")
 
@@ -113,6 +115,9 @@ def create_app(settings: Settings) -> FastAPI:
         registry = AsyncRegistryClient(settings.service_url("registry"))
         app.state.host = host
         last = {"t": time.monotonic(), "busy": 0.0}
+        thresholds = Thresholds(
+            interfere_enter=settings.interference_enter, interfere_exit=settings.interference_exit
+        )
 
         async def beat(tick: bool = False) -> None:
             """Report load and instance states; `tick` closes each instance's observation window."""
@@ -120,7 +125,7 @@ def create_app(settings: Settings) -> FastAPI:
             if tick:
                 for instance in host.instances.values():
                     before = instance.state
-                    status = instance.monitor.tick()
+                    status = instance.monitor.tick(thresholds)
                     changed |= status.state != before
                     metrics.set_state(
                         instance.profile.id, status.state, instance.in_flight, instance.aimd.limit()
@@ -192,4 +197,6 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="infaas executor", lifespan=lifespan)
     install_common(app, service="executor")
     app.include_router(router)
+    app.include_router(offline_router)
+    control.install(app)  # drain endpoints for the planner's scale-downs
     return app

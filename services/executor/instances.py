@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from infaas import store
@@ -48,6 +49,7 @@ class Instance:
     busy_seconds: float = 0.0
     load_ms: float = 0.0
     error: str | None = None
+    draining: bool = False  # set by services/executor/control.py: stop pulling after this batch
 
     @property
     def state(self) -> str:
@@ -164,7 +166,7 @@ class InstanceHost:
         pending before a restart. With a queue delay set, a short batch waits briefly for company."""
         stream = store.stream_key(instance.profile.id)
         cursor = "0"  # re-read entries delivered to this consumer before a restart
-        while True:
+        while not instance.draining:
             limit = instance.aimd.limit()
             try:
                 reply: Any = await self.redis.xreadgroup(
@@ -214,22 +216,29 @@ class InstanceHost:
             else:
                 queries.append(query)
         instance.in_flight += len(queries)
+        # Answers and the acknowledgement leave in one pipeline: one Redis round trip per batch (each
+        # one costs a process wake-up on both sides, which is most of this hop's CPU). Redis runs the
+        # commands in order, so entries are acknowledged only after their answers are published; a
+        # crash before the write leaves them pending, to be re-read on restart.
+        pipe = self.redis.pipeline(transaction=False)
         try:
             if expired:
-                await self._reply_expired(instance, expired, picked_at)
-            for batch in _batches(queries, instance.aimd.limit()):
-                await self._run_batch(instance, batch, picked_at)
+                self._reply_expired(pipe, instance, expired, picked_at)
+            batches = list(_batches(queries, instance.aimd.limit()))
+            for i, batch in enumerate(batches):
+                await self._run_batch(pipe, instance, batch, picked_at)
+                if i < len(batches) - 1:
+                    await pipe.execute()  # an earlier batch's answers do not wait for later batches
         finally:
             instance.in_flight -= len(queries)
-            # Acknowledge and delete in one round trip (answers went out already, before this).
             stream = store.stream_key(instance.profile.id)
-            ack = self.redis.pipeline(transaction=False)
-            ack.xack(stream, store.STREAM_GROUP, *done_ids)
-            ack.xdel(stream, *done_ids)
-            await ack.execute()
+            pipe.xack(stream, store.STREAM_GROUP, *done_ids)
+            pipe.xdel(stream, *done_ids)
+            await pipe.execute()
 
-    async def _reply_expired(self, instance: Instance, expired: list[Query], picked_at: float) -> None:
-        pipe = self.redis.pipeline(transaction=False)
+    def _reply_expired(
+        self, pipe: Pipeline, instance: Instance, expired: list[Query], picked_at: float
+    ) -> None:
         for q in expired:
             metrics.FAILURES.labels(instance.profile.id, "expired").inc()
             head = {
@@ -241,9 +250,11 @@ class InstanceHost:
                 "queue_ms": round((picked_at - _enqueued(q, picked_at)) * 1000, 4),
             }
             pipe.publish(str(q.header["reply"]), encode_frame(head, {}))
-        await pipe.execute()
 
-    async def _run_batch(self, instance: Instance, batch: list[Query], picked_at: float) -> None:
+    async def _run_batch(
+        self, pipe: Pipeline, instance: Instance, batch: list[Query], picked_at: float
+    ) -> None:
+        """Run one batch and queue each query's answer on `pipe` (the caller sends it)."""
         profile = instance.profile
         runtime = instance.runtime
         assert runtime is not None
@@ -265,7 +276,12 @@ class InstanceHost:
                 )
             error = None
         except Exception as exc:  # a failing run answers every query in the batch with the error
-            log.exception("running %s failed", profile.id)
+            # The frame carries each query's request id: the log line names every query the failure hit.
+            log.exception(
+                "running %s failed",
+                profile.id,
+                extra={"request_ids": [q.header.get("request_id") for q in batch]},
+            )
             outputs, error = {}, str(exc)[:300]
         compute_s = time.perf_counter() - start
         compute_ms = compute_s * 1000
@@ -275,7 +291,6 @@ class InstanceHost:
         instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else self.default_budget_ms)
         metrics.observe_batch(profile.id, rows_total, compute_s)
         offset = 0
-        pipe = self.redis.pipeline(transaction=False)
         for q in batch:
             queue_s = max(0.0, picked_at - _enqueued(q, picked_at))
             metrics.observe_query(profile.id, queue_s, ok=error is None)
@@ -293,7 +308,6 @@ class InstanceHost:
                 part, head["error"] = {}, error
             offset += q.rows
             pipe.publish(str(q.header["reply"]), encode_frame(head, part))
-        await pipe.execute()
 
 
 def _enqueued(query: Query, default: float) -> float:

@@ -31,9 +31,21 @@ QUEUE_SECONDS = Histogram(
     ["variant"],
     buckets=_BUCKETS,
 )
-PENDING = Gauge("infaas_inference_pending_request_count", "Queries taken but not yet answered", ["variant"])
-BATCH_LIMIT = Gauge("infaas_executor_batch_limit", "Current AIMD batch limit", ["variant"])
-INSTANCE_STATE = Gauge("infaas_instance_state", "1 for the state each instance is in", ["variant", "state"])
+PENDING = Gauge(
+    "infaas_inference_pending_request_count",
+    "Queries taken but not yet answered",
+    ["variant"],
+    multiprocess_mode="livesum",
+)
+BATCH_LIMIT = Gauge(
+    "infaas_executor_batch_limit", "Current AIMD batch limit", ["variant"], multiprocess_mode="livemax"
+)
+INSTANCE_STATE = Gauge(
+    "infaas_instance_state",
+    "1 for the state each instance is in",
+    ["variant", "state"],
+    multiprocess_mode="livemax",
+)
 LOAD_SECONDS = Histogram(
     "infaas_executor_instance_load_duration_seconds",
     "Instance load time",

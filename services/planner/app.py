@@ -14,19 +14,27 @@ from prometheus_client import Gauge
 from infaas import store
 from infaas.config import Settings
 from infaas.web import install_common
+from services.planner import autoscaling
+from services.planner.jobs_loop import jobs_router
 
-LIVE_WORKERS = Gauge("infaas_planner_live_workers", "Workers with a fresh heartbeat")
+LIVE_WORKERS = Gauge(
+    "infaas_planner_live_workers", "Workers with a fresh heartbeat", multiprocess_mode="livemax"
+)
 
 
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.redis = aioredis.Redis.from_url(settings.require_redis())
+        stop_autoscaling = await autoscaling.start_autoscaling(app, settings)
         yield
+        await stop_autoscaling()
         await app.state.redis.aclose()
 
     app = FastAPI(title="infaas planner", lifespan=lifespan)
     install_common(app, service="planner")
+    app.include_router(jobs_router(settings))
+    app.include_router(autoscaling.router)
 
     @app.get("/internal/cluster", include_in_schema=False)
     async def cluster(request: Request) -> dict[str, object]:

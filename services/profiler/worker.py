@@ -17,7 +17,7 @@ from typing import Any
 
 import redis
 from celery import Celery
-from celery.signals import worker_ready, worker_shutting_down
+from celery.signals import setup_logging, worker_ready, worker_shutting_down
 from prometheus_client import Counter, Histogram, start_http_server
 
 from infaas import store
@@ -25,6 +25,8 @@ from infaas.artifacts import LocalArtifactStore
 from infaas.clients.registry import RegistryClient
 from infaas.config import Settings
 from infaas.hardware import detect_hardware
+from infaas.logs import configure_logging
+from infaas.prom import collector_registry
 from infaas.schemas import StatusUpdate, VariantReport
 from infaas.tasks import PROFILE_MODEL, PROFILE_VARIANTS, PROFILER_TTL_S, make_celery, profile_queue
 from services.profiler import service
@@ -135,12 +137,17 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     stop = threading.Event()
 
     def on_ready(**_kwargs: Any) -> None:
-        start_http_server(settings.profiler_metrics_port, addr=settings.host)
+        start_http_server(settings.profiler_metrics_port, addr=settings.host, registry=collector_registry())
         threading.Thread(target=_announce_forever, args=(settings, name, kinds, stop), daemon=True).start()
 
     def on_shutdown(**_kwargs: Any) -> None:
         stop.set()
 
+    def on_setup_logging(**_kwargs: Any) -> None:
+        # Connected, this replaces Celery's own set-up: its lines are JSON like every service's.
+        configure_logging("profiler", level=settings.log_level)
+
+    setup_logging.connect(on_setup_logging, weak=False)
     worker_ready.connect(on_ready, weak=False)
     worker_shutting_down.connect(on_shutdown, weak=False)
     celery.worker_main(

@@ -44,14 +44,16 @@ internal = APIRouter(prefix="/internal", include_in_schema=False)
 @public.post("/apps", status_code=201, response_model=AppCreated)
 def create_app(body: AppCreate, session: SessionDep, principal: PrincipalDep) -> AppCreated:
     row, key = service.create_app(session, principal, body)
-    return AppCreated(**views.app_view(row, []).model_dump(), api_key=key)
+    view = views.app_view(row, [], repo.keys_by_app(session).get(row.id, []))
+    return AppCreated(**view.model_dump(), api_key=key)
 
 
 @public.get("/apps", response_model=list[App])
 def list_apps(session: SessionDep, principal: PrincipalDep) -> list[App]:
     names = repo.model_names_by_app(session)
+    keys = repo.keys_by_app(session)
     return [
-        views.app_view(a, names.get(a.id, []))
+        views.app_view(a, names.get(a.id, []), keys.get(a.id, []))
         for a in repo.apps(session)
         if principal.role == "admin" or a.name == principal.app
     ]
@@ -60,7 +62,8 @@ def list_apps(session: SessionDep, principal: PrincipalDep) -> list[App]:
 @public.get("/apps/{app}", response_model=App)
 def get_app(app: str, session: SessionDep, principal: PrincipalDep) -> App:
     row = service.app_for(session, principal, app)
-    return views.app_view(row, repo.model_names_by_app(session).get(row.id, []))
+    keys = repo.keys_by_app(session).get(row.id, [])
+    return views.app_view(row, repo.model_names_by_app(session).get(row.id, []), keys)
 
 
 def _read_capped(upload: UploadFile, limit: int, what: str) -> bytes:
@@ -75,7 +78,8 @@ def _read_capped(upload: UploadFile, limit: int, what: str) -> bytes:
 @public.patch("/apps/{app}", response_model=App)
 def update_app(app: str, body: AppUpdate, session: SessionDep, principal: PrincipalDep) -> App:
     row = service.update_app(session, principal, app, body)
-    return views.app_view(row, repo.model_names_by_app(session).get(row.id, []))
+    keys = repo.keys_by_app(session).get(row.id, [])
+    return views.app_view(row, repo.model_names_by_app(session).get(row.id, []), keys)
 
 
 @public.post("/models", status_code=202, response_model=ModelAccepted)

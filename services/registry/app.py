@@ -16,6 +16,7 @@ from infaas.tasks import PROFILE_MODEL, make_celery, profile_queue
 from infaas.web import install_common
 from services.registry import service, variants
 from services.registry.api import internal, public
+from services.registry.jobs_api import router as jobs_router
 
 
 class CeleryProfileQueue:
@@ -55,4 +56,5 @@ def create_app(settings: Settings) -> FastAPI:
     install_common(app, service="registry")
     app.include_router(public)
     app.include_router(internal)
+    app.include_router(jobs_router)
     return app

@@ -40,6 +40,14 @@ def models(session: Session, *, app_id: int | None = None) -> list[ModelRow]:
     return list(session.scalars(query))
 
 
+def keys_by_app(session: Session) -> dict[int, list[ApiKeyRow]]:
+    out: dict[int, list[ApiKeyRow]] = {}
+    for key in session.scalars(select(ApiKeyRow).where(ApiKeyRow.app_id.is_not(None)).order_by(ApiKeyRow.id)):
+        assert key.app_id is not None
+        out.setdefault(key.app_id, []).append(key)
+    return out
+
+
 def model_names_by_app(session: Session) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for app_id, name in session.execute(select(ModelRow.app_id, ModelRow.name).order_by(ModelRow.name)):

@@ -6,8 +6,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from infaas.db import AppRow, ModelRow, VariantRow
+from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow
 from infaas.schemas import (
+    ApiKeyInfo,
     App,
     ConcurrencyPoint,
     LatencyPoint,
@@ -21,8 +22,9 @@ from infaas.schemas import (
 from services.registry import repository as repo
 
 
-def app_view(row: AppRow, models: list[str]) -> App:
+def app_view(row: AppRow, models: list[str], keys: list[ApiKeyRow] | None = None) -> App:
     return App(
+        keys=[ApiKeyInfo(prefix=k.prefix, role=k.role, created_at=k.created_at) for k in keys or []],
         name=row.name,
         default_latency_ms=row.default_latency_ms,
         default_min_accuracy=row.default_min_accuracy,

@@ -14,7 +14,17 @@ from infaas.cli import app
 from infaas.config import get_settings
 from infaas.db import Base, make_engine
 
-TABLES = {"alembic_version", "apps", "api_keys", "models", "variants", "workers"}
+TABLES = {
+    "alembic_version",
+    "apps",
+    "api_keys",
+    "models",
+    "variants",
+    "workers",
+    "jobs",
+    "job_chunks",
+    "events",
+}
 
 
 def _drift(url: str) -> list[object]:

@@ -22,7 +22,7 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 
 # Processes `infaas serve X` can start.
-SERVE_TARGETS = {"gateway", "registry", "scheduler", "executor", "planner", "profiler"}
+SERVE_TARGETS = {"gateway", "registry", "scheduler", "executor", "planner", "profiler", "jobs"}
 
 # Compose service -> the `infaas serve` target it runs.
 APP_SERVICES = {
@@ -33,6 +33,7 @@ APP_SERVICES = {
     "planner": "planner",
     "profiler-cpu": "profiler",
     "profiler-cuda": "profiler",
+    "jobs": "jobs",
 }
 INFAAS_SERVICES = {"migrate", *APP_SERVICES}
 REQUIRED_SERVICES = {
@@ -45,10 +46,11 @@ REQUIRED_SERVICES = {
     "scheduler",
     "executor",
     "planner",
+    "jobs",
 }
 HTTP_PORTS = {"gateway": 8080, "registry": 8081, "scheduler": 8082, "executor": 8083, "planner": 8084}
 ARTIFACT_DIR = "/var/lib/infaas/artifacts"
-ARTIFACT_USERS = {"registry", "profiler-cpu", "profiler-cuda", "executor"}
+ARTIFACT_USERS = {"registry", "profiler-cpu", "profiler-cuda", "executor", "jobs"}
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +100,7 @@ def test_names_every_required_service(services: dict[str, dict[str, Any]]) -> No
 
 
 def test_serve_targets_match_the_code() -> None:
-    assert set(SERVICES) == SERVE_TARGETS
+    assert set(SERVICES) | {"jobs"} == SERVE_TARGETS  # `jobs`: the offline-job worker, no port
 
 
 def test_infaas_services_share_one_image(services: dict[str, dict[str, Any]]) -> None:

@@ -39,7 +39,11 @@ def test_app_key_is_returned_once_and_stored_hashed(registry: TestClient, db_ses
     assert len(rows) == 1
     assert rows[0].key_hash == hashlib.sha256(key.encode()).hexdigest()
     assert key not in {rows[0].key_hash, rows[0].prefix}
-    assert "api_key" not in registry.get("/v1/apps/a1", headers=ADMIN).json()
+    shown = registry.get("/v1/apps/a1", headers=ADMIN).json()
+    assert "api_key" not in shown
+    # Listed by prefix only: enough to tell keys apart, never enough to use one.
+    assert [(k["prefix"], k["role"]) for k in shown["keys"]] == [(key[:8], "app")]
+    assert [a["keys"][0]["prefix"] for a in registry.get("/v1/apps", headers=ADMIN).json()] == [key[:8]]
 
     verified = registry.post("/internal/keys/verify", json={"key": key})
     assert verified.json() == {"role": "app", "app": "a1"}
