@@ -29,9 +29,10 @@ class DemoQuery:
 QUERIES = (
     DemoQuery("loose: 20 ms, accuracy ≥ 0.90", 20.0, 0.90),
     DemoQuery("accurate: 20 ms, accuracy ≥ 0.99", 20.0, 0.99),
-    # 0.1 ms leaves out the CNN by its profiled model latency; the serving path adds ~1 ms on top,
-    # which the answer reports honestly as a missed SLO.
-    DemoQuery("fast: 0.1 ms, accuracy ≥ 0.95", 0.1, 0.95),
+    # 0.25 ms leaves out the CNN by its profiled model latency (profiles vary from machine to machine:
+    # 0.1 ms was too tight on a slower day); the serving path adds ~1 ms on top, which the answer
+    # reports honestly as a missed SLO.
+    DemoQuery("fast: 0.25 ms, accuracy ≥ 0.95", 0.25, 0.95),
     DemoQuery("impossible: 0.001 ms, accuracy ≥ 0.999", 0.001, 0.999),
 )
 
@@ -171,7 +172,8 @@ def run_queries(api: Api, validation: Path, console: Console) -> list[dict[str, 
             closest = err.get("closest") or {}
             reasons.append(
                 f"{i}. {err['message']}. Closest achievable: accuracy "
-                f"{closest.get('best_accuracy')}, latency {closest.get('best_latency_ms')} ms"
+                f"{closest.get('max_accuracy_within_latency')} within the latency, latency "
+                f"{closest.get('min_latency_ms_at_accuracy')} ms at the accuracy"
             )
     console.print(table)
     for line in reasons:
