@@ -25,10 +25,46 @@ from infaas.prom import MULTIPROC_ENV, prepare_multiproc_dir
 HTTP_SERVICES = ("registry", "scheduler", "executor", "planner", "gateway")
 
 
-def free_port() -> int:
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(*, consecutive: int = 1) -> int:
+    """A port nothing listens on — the first of `consecutive` free ones — never the same twice in this
+    process. Chosen below the kernel's ephemeral range: a port the kernel hands out (port 0) can be
+    taken by any outgoing connection before the service binds it, which made test suites flaky."""
+    low = _ephemeral_low()
+    rng = secrets.SystemRandom()
+    if low - consecutive > 10_000:
+        for _ in range(1000):
+            first = rng.randrange(10_000, low - consecutive)
+            ports = range(first, first + consecutive)
+            if not _HANDED_OUT.intersection(ports) and all(_bindable(p) for p in ports):
+                _HANDED_OUT.update(ports)
+                return first
+    while True:  # no room below the ephemeral range: ask the kernel
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = int(s.getsockname()[1])
+        ports = range(first, first + consecutive)
+        if not _HANDED_OUT.intersection(ports) and all(_bindable(p) for p in ports):
+            _HANDED_OUT.update(ports)
+            return first
 
 
 def admin_key(settings: Settings) -> str:

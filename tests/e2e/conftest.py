@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -53,14 +52,8 @@ class RunningSuite:
 
 
 def _free_pair() -> int:
-    while True:
-        port = free_port()
-        try:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
+    """A free port whose successor is free too (the second executor takes it)."""
+    return free_port(consecutive=2)
 
 
 def _settings(var_dir: Path, **overrides: object) -> Settings:

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -94,14 +93,7 @@ class JobsSuite:
 
 def _free_pair() -> int:
     """A free port whose successor is free too (the second executor takes it)."""
-    while True:
-        port = free_port()
-        try:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", port + 1))
-            return port
-        except OSError:
-            continue
+    return free_port(consecutive=2)
 
 
 def _start_redis(port: int, data: Path) -> subprocess.Popen[bytes]:

@@ -62,9 +62,8 @@ class Cluster:
 
 @pytest.fixture
 def cluster(settings: Settings, small_model: DemoModel, tmp_path: Path) -> Iterator[Cluster]:
-    registry_port, executor_port = free_port(), free_port()
-    while executor_port + 1 == registry_port:
-        executor_port = free_port()
+    # Executors after the first listen on executor_port + 1, …: ask for two consecutive free ports.
+    registry_port, executor_port = free_port(), free_port(consecutive=2)
     cfg = settings.model_copy(
         # The default 1 s heartbeat: a drain must not rely on a faster one to take an instance out of view.
         update={"registry_port": registry_port, "executor_port": executor_port, "heartbeat_interval_s": 1.0}
