@@ -42,11 +42,17 @@ def variants(running: RunningSuite, key: str) -> dict[str, dict[str, Any]]:
 
 
 def variant_outputs(running: RunningSuite, variant: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    """The variant's artifact run directly, as its worker runs it: at the variant's graph optimization
+    level (ORT's `all` fuses QDQ pairs, changing int8-static numbers) and in chunks of its max batch
+    (dynamic quantization scales by the whole batch)."""
     digest = variant["artifact_digest"]
     path = running.settings.resolved_artifact_dir / digest[:2] / digest
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    # In chunks of the variant's max batch, as its worker runs a larger query: quantized variants'
-    # numbers depend on the batch (dynamic quantization scales by the whole batch).
+    options = ort.SessionOptions()
+    options.graph_optimization_level = {
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    }.get(variant["optimization"], ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     step = variant["max_batch"]
     return np.concatenate([session.run(None, {"x": x[i : i + step]})[0] for i in range(0, len(x), step)])
 
