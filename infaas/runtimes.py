@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnxruntime as ort
+
+if TYPE_CHECKING:
+    from infaas.variants import VariantProfile
 
 
 class Runtime(ABC):
@@ -162,3 +165,18 @@ def make_runtime(
             output_names=output_names or ["y"],
         )
     raise ValueError(f"no runtime {runtime!r} for {hardware}")
+
+
+def runtime_for(profile: VariantProfile, path: Path) -> Runtime:
+    """The (not yet loaded) runtime of a profiled variant whose artifact is at `path`."""
+    return make_runtime(
+        path,
+        runtime=profile.runtime,
+        hardware=profile.hardware,
+        threads=profile.threads,
+        optimization=profile.optimization,
+        provider=profile.provider,
+        precision=profile.precision,
+        input_names=list(profile.input_names),
+        output_names=list(profile.output_names),
+    )

@@ -18,7 +18,7 @@ from redis.exceptions import ResponseError
 from infaas import store
 from infaas.artifacts import ArtifactStore
 from infaas.instance_state import AIMD, InstanceMonitor, Status
-from infaas.runtimes import Runtime, make_runtime
+from infaas.runtimes import Runtime, runtime_for
 from infaas.variants import VariantProfile
 from infaas.wire import decode_frame, encode_frame
 from services.executor import metrics
@@ -109,18 +109,7 @@ class InstanceHost:
         self.instances[profile.id] = instance
         start = time.perf_counter()
         try:
-            path = self.artifacts.path(profile.artifact_digest)
-            runtime = make_runtime(
-                path,
-                runtime=profile.runtime,
-                hardware=profile.hardware,
-                threads=profile.threads,
-                optimization=profile.optimization,
-                provider=profile.provider,
-                precision=profile.precision,
-                input_names=list(profile.input_names),
-                output_names=list(profile.output_names),
-            )
+            runtime = runtime_for(profile, self.artifacts.path(profile.artifact_digest))
             await asyncio.get_running_loop().run_in_executor(instance.pool, runtime.load)
             await self._ensure_group(profile.id)
         except Exception as exc:

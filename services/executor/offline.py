@@ -27,7 +27,7 @@ from prometheus_client import Counter
 
 from infaas import store
 from infaas.errors import InvalidInput, NotFound, Unavailable
-from infaas.runtimes import Runtime, make_runtime
+from infaas.runtimes import Runtime, runtime_for
 from infaas.variants import VariantProfile
 from infaas.wire import decode_frame, encode_frame
 from services.executor.instances import InstanceHost
@@ -100,18 +100,7 @@ class OfflineRunner:
             self.sessions.move_to_end(profile.id)
             return runtime
         try:
-            path = self.host.artifacts.path(profile.artifact_digest)
-            runtime = make_runtime(
-                path,
-                runtime=profile.runtime,
-                hardware=profile.hardware,
-                threads=profile.threads,
-                optimization=profile.optimization,
-                provider=profile.provider,
-                precision=profile.precision,
-                input_names=list(profile.input_names),
-                output_names=list(profile.output_names),
-            )
+            runtime = runtime_for(profile, self.host.artifacts.path(profile.artifact_digest))
             # Loaded on the low-priority thread, so the threads ONNX Runtime starts inherit its nice.
             await asyncio.get_running_loop().run_in_executor(self.pool, runtime.load)
         except Exception as exc:
