@@ -63,6 +63,13 @@ class Settings(BaseSettings):
     scheduler_mode: Literal["embedded", "remote"] = "embedded"
     """`embedded`: each gateway process runs the scheduler's dispatcher itself (one HTTP hop less per
     query; see docs/benchmarks.md); `remote`: the gateway calls the scheduler service over HTTP."""
+    dispatch: Literal["push", "streams"] = "push"
+    """How the dispatcher hands queries to executors: `push` sends each frame over a persistent TCP
+    connection to the chosen instance's worker and reads the answer back on it (four process wake-ups
+    per query); `streams` appends it to the variant's Redis stream for whichever worker pulls it and
+    takes the answer from a reply channel (eight). Executors serve both at once."""
+    executor_push_port: int = 0
+    """Port of an executor's push endpoint; 0 picks a free one (the address is in its heartbeat)."""
     planner_url: str = ""
     """Base URL of the planner; default `http://127.0.0.1:<planner_port>`."""
 

@@ -53,6 +53,8 @@ class WorkerView:
     memory_bytes: int
     memory_used_bytes: int = 0
     utilization: float = 0.0
+    push: str = ""
+    """`host:port` of the worker's push endpoint (services/executor/push.py); empty: streams only."""
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,11 @@ def stream_key(vid: str) -> str:
     return f"{P}q:{vid}"
 
 
+def pushed_key(vid: str) -> str:
+    """Queries dispatchers pushed to a variant's instances, ever (the push path's `entries-added`)."""
+    return f"{P}pushed:{vid}"
+
+
 def reply_channel(sid: str) -> str:
     return f"{P}reply:{sid}"
 
@@ -178,6 +183,7 @@ def worker_from_hash(wid: str, info: dict[bytes, bytes]) -> WorkerView:
         memory_bytes=int(s("memory_bytes")),
         memory_used_bytes=int(s("memory_used_bytes")),
         utilization=float(s("utilization")),
+        push=info.get(b"push", b"").decode(),
     )
 
 
@@ -200,6 +206,7 @@ async def heartbeat(
             "memory_used_bytes": worker.memory_used_bytes,
             "utilization": f"{worker.utilization:.4f}",
             "heartbeat_at": f"{now:.3f}",
+            "push": worker.push,
         },
     )
     pipe.pexpire(worker_key(worker.id), ttl_ms)

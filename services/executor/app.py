@@ -29,6 +29,7 @@ from infaas.web import install_common
 from services.executor import control, metrics
 from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
+from services.executor.push import start_server
 
 log = logging.getLogger("infaas.executor")
 
@@ -114,6 +115,14 @@ def create_app(settings: Settings) -> FastAPI:
         )
         registry = AsyncRegistryClient(settings.service_url("registry"))
         app.state.host = host
+        # The push endpoint: dispatchers send query frames straight here (INFAAS_DISPATCH=push).
+        push_server, push_addr = await start_server(
+            host,
+            bind=settings.host,
+            port=settings.executor_push_port,
+            advertise_url=url,
+            max_frame_bytes=4 * settings.max_request_bytes,
+        )
         last = {"t": time.monotonic(), "busy": 0.0}
         thresholds = Thresholds(
             interfere_enter=settings.interference_enter, interfere_exit=settings.interference_exit
@@ -153,6 +162,7 @@ def create_app(settings: Settings) -> FastAPI:
                 memory_bytes=memory,
                 memory_used_bytes=used,
                 utilization=utilization,
+                push=push_addr,
             )
             await store.heartbeat(
                 redis, worker=view, instances=states, now=time.time(), ttl_s=settings.heartbeat_ttl_s
@@ -188,6 +198,7 @@ def create_app(settings: Settings) -> FastAPI:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        push_server.close()  # no new connections; unloading refuses what is queued, to be sent elsewhere
         await host.close()
         with contextlib.suppress(Exception):
             await store.forget_worker(redis, worker_id)

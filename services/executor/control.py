@@ -3,10 +3,11 @@
 Loading is `POST /v1/instances` (services/executor/app.py). Removing capacity must not drop a query, so
 instead of cancelling a consumer mid-batch (what `DELETE /v1/instances/{variant}` does), a drain:
 1. stops reporting the instance (or the whole worker), rewrites the heartbeat at once and tells
-   schedulers (`invalidate`), so they stop sending new queries to it;
+   schedulers (`invalidate`), so they stop sending new queries to it; a query pushed to it from now on
+   is refused, and its dispatcher sends it elsewhere (services/executor/push.py);
 2. keeps serving for `grace_s` — schedulers that had not yet refreshed may still enqueue for a moment;
-3. lets the consumer loop finish the batch it holds and leave (`Instance.draining`), acknowledging
-   everything it took;
+3. lets the consumer loops finish what they hold and leave (`Instance.draining`): the stream consumer
+   its batch, acknowledging everything it took, the push consumer everything pushed before step 1;
 4. serves what is still queued in the variant's stream, in case this was its last instance;
 5. unloads the runtime. A worker drain then refuses further loads and, with `exit=true`, stops the
    process (SIGTERM → the usual graceful shutdown), which is what the local WorkerProvider waits for and
@@ -76,9 +77,11 @@ async def drain_instance(
     await host.redis.publish(store.INVALIDATE, "instances")
     await asyncio.sleep(grace_s)
     instance.draining = True
-    if instance.task is not None:
-        with contextlib.suppress(asyncio.CancelledError):
-            await instance.task
+    instance.wake.set()  # the inbox consumer serves what was pushed before the pop, then leaves
+    for task in (instance.task, instance.inbox_task):
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     served = await _sweep(host, instance)
     if instance.runtime is not None:
         instance.runtime.unload()

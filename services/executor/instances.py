@@ -6,22 +6,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
-from redis.asyncio.client import Pipeline
 from redis.exceptions import ResponseError
 
 from infaas import store
 from infaas.artifacts import ArtifactStore
+from infaas.framing import FramedProtocol
 from infaas.instance_state import AIMD, InstanceMonitor, Status
 from infaas.runtimes import Runtime, runtime_for
 from infaas.variants import VariantProfile
 from infaas.wire import decode_frame, encode_frame
 from services.executor import metrics
+from services.executor.batching import batches, run_chunked
 
 log = logging.getLogger("infaas.executor")
 
@@ -35,6 +38,12 @@ class Query:
     header: dict[str, object]
     inputs: dict[str, np.ndarray]
     rows: int
+    conn: FramedProtocol | None = None
+    """The push connection to answer on; None: the query came from the variant's stream."""
+
+
+Reply = Callable[[Query, bytes], None]
+"""Where a query's answer frame goes: its push connection, or a Redis pipeline's PUBLISH."""
 
 
 @dataclass
@@ -50,6 +59,10 @@ class Instance:
     load_ms: float = 0.0
     error: str | None = None
     draining: bool = False  # set by services/executor/control.py: stop pulling after this batch
+    inbox: deque[Query] = field(default_factory=deque)
+    """Queries pushed over a connection (services/executor/push.py), waiting for the inbox consumer."""
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    inbox_task: asyncio.Task[None] | None = None
 
     @property
     def state(self) -> str:
@@ -115,6 +128,7 @@ class InstanceHost:
         except Exception as exc:
             instance.monitor.status = Status("failed", f"load failed: {str(exc)[:200]}")
             instance.error = str(exc)[:300]
+            self.refuse_inbox(instance, f"loading the instance failed: {instance.error}")
             log.exception("loading %s failed", profile.id)
             raise
         instance.runtime = runtime
@@ -122,6 +136,7 @@ class InstanceHost:
         metrics.LOAD_SECONDS.observe(instance.load_ms / 1000)
         instance.monitor.status = Status("active", f"loaded in {instance.load_ms:.0f} ms")
         instance.task = asyncio.create_task(self._consume(instance), name=f"consume:{profile.id}")
+        instance.inbox_task = asyncio.create_task(self.consume_inbox(instance), name=f"inbox:{profile.id}")
         return instance
 
     async def _ensure_group(self, vid: str) -> None:
@@ -135,12 +150,14 @@ class InstanceHost:
         instance = self.instances.pop(vid, None)
         if instance is None:
             return False
-        if instance.task is not None:
-            instance.task.cancel()
-            try:
-                await instance.task
-            except asyncio.CancelledError:
-                pass
+        for task in (instance.task, instance.inbox_task):
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        self.refuse_inbox(instance, "the instance was unloaded")
         if instance.runtime is not None:
             instance.runtime.unload()
         instance.pool.shutdown(wait=False)
@@ -149,6 +166,48 @@ class InstanceHost:
     async def close(self) -> None:
         for vid in list(self.instances):
             await self.unload(vid)
+
+    def accept(self, query: Query) -> str | None:
+        """Queue a pushed query for its variant's instance; the reason it cannot be, if not (the sender
+        then sends it elsewhere: an unknown, draining or failed instance is not a lost query)."""
+        vid = str(query.header.get("variant"))
+        instance = self.instances.get(vid)
+        if instance is None:
+            return f"no instance of {vid} on this worker"
+        if instance.draining:
+            return f"the instance of {vid} is draining"
+        if instance.state == "failed":
+            return f"the instance of {vid} failed: {instance.error}"
+        instance.inbox.append(query)  # a loading instance serves it once loaded
+        instance.wake.set()
+        return None
+
+    def refuse_inbox(self, instance: Instance, reason: str) -> None:
+        while instance.inbox:
+            q = instance.inbox.popleft()
+            if q.conn is not None and not q.conn.closed:
+                q.conn.send(refusal(q.header, self.worker_id, reason))
+
+    async def consume_inbox(self, instance: Instance) -> None:
+        """Serve pushed queries: everything waiting, up to the AIMD limit per batch; with a queue delay
+        set, a short batch waits briefly for company. Returns once draining and empty."""
+        while True:
+            if not instance.inbox:
+                if instance.draining:
+                    return
+                instance.wake.clear()
+                await instance.wake.wait()
+                continue
+            limit = instance.aimd.limit()
+            if self.max_queue_delay_ms > 0 and sum(q.rows for q in instance.inbox) < limit:
+                await asyncio.sleep(self.max_queue_delay_ms / 1000)
+            taken: list[Query] = []
+            rows = 0
+            while instance.inbox and (not taken or rows + instance.inbox[0].rows <= limit):
+                q = instance.inbox.popleft()
+                taken.append(q)
+                rows += q.rows
+            await self.serve_queries(instance, taken, time.time(), _answer_on_connection)
 
     async def _consume(self, instance: Instance) -> None:
         """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
@@ -184,10 +243,10 @@ class InstanceHost:
                 await self._serve(instance, entries)
 
     async def _serve(self, instance: Instance, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+        """Serve entries read from the variant's stream."""
         picked_at = time.time()
         queries = []
         done_ids = []
-        expired = []
         for entry_id, fields in entries:
             done_ids.append(entry_id)
             try:
@@ -197,36 +256,60 @@ class InstanceHost:
                 metrics.FAILURES.labels(instance.profile.id, "malformed").inc()
                 continue
             rows = next(iter(inputs.values())).shape[0] if inputs else 0
-            query = Query(entry_id=entry_id, header=header, inputs=inputs, rows=rows)
-            instance.monitor.offered(rows)
-            drop_after = header.get("drop_after")
-            if isinstance(drop_after, int | float) and picked_at > drop_after:
-                expired.append(query)  # its caller has stopped waiting: running it would only add load
-            else:
-                queries.append(query)
-        instance.in_flight += len(queries)
+            queries.append(Query(entry_id=entry_id, header=header, inputs=inputs, rows=rows))
         # Answers and the acknowledgement leave in one pipeline: one Redis round trip per batch (each
         # one costs a process wake-up on both sides, which is most of this hop's CPU). Redis runs the
         # commands in order, so entries are acknowledged only after their answers are published; a
         # crash before the write leaves them pending, to be re-read on restart.
         pipe = self.redis.pipeline(transaction=False)
+
+        def publish(q: Query, frame: bytes) -> None:
+            pipe.publish(str(q.header["reply"]), frame)
+
+        async def flush() -> None:
+            await pipe.execute()
+
         try:
-            if expired:
-                self._reply_expired(pipe, instance, expired, picked_at)
-            batches = list(_batches(queries, instance.aimd.limit()))
-            for i, batch in enumerate(batches):
-                await self._run_batch(pipe, instance, batch, picked_at)
-                if i < len(batches) - 1:
-                    await pipe.execute()  # an earlier batch's answers do not wait for later batches
+            await self.serve_queries(instance, queries, picked_at, publish, flush)
         finally:
-            instance.in_flight -= len(queries)
             stream = store.stream_key(instance.profile.id)
             pipe.xack(stream, store.STREAM_GROUP, *done_ids)
             pipe.xdel(stream, *done_ids)
             await pipe.execute()
 
+    async def serve_queries(
+        self,
+        instance: Instance,
+        taken: list[Query],
+        picked_at: float,
+        reply: Reply,
+        flush: Callable[[], Any] | None = None,
+    ) -> None:
+        """Run `taken` in AIMD-limited batches and answer each query through `reply`; `flush` (if
+        given) sends what `reply` queued between batches, so an earlier batch's answers do not wait."""
+        queries = []
+        expired = []
+        for query in taken:
+            instance.monitor.offered(query.rows)
+            drop_after = query.header.get("drop_after")
+            if isinstance(drop_after, int | float) and picked_at > drop_after:
+                expired.append(query)  # its caller has stopped waiting: running it would only add load
+            else:
+                queries.append(query)
+        instance.in_flight += len(queries)
+        try:
+            if expired:
+                self._reply_expired(reply, instance, expired, picked_at)
+            grouped = batches(queries, instance.aimd.limit())
+            for i, batch in enumerate(grouped):
+                await self._run_batch(reply, instance, batch, picked_at)
+                if flush is not None and i < len(grouped) - 1:
+                    await flush()
+        finally:
+            instance.in_flight -= len(queries)
+
     def _reply_expired(
-        self, pipe: Pipeline, instance: Instance, expired: list[Query], picked_at: float
+        self, reply: Reply, instance: Instance, expired: list[Query], picked_at: float
     ) -> None:
         for q in expired:
             metrics.FAILURES.labels(instance.profile.id, "expired").inc()
@@ -238,12 +321,12 @@ class InstanceHost:
                 "expired": True,
                 "queue_ms": round((picked_at - _enqueued(q, picked_at)) * 1000, 4),
             }
-            pipe.publish(str(q.header["reply"]), encode_frame(head, {}))
+            reply(q, encode_frame(head, {}))
 
     async def _run_batch(
-        self, pipe: Pipeline, instance: Instance, batch: list[Query], picked_at: float
+        self, reply: Reply, instance: Instance, batch: list[Query], picked_at: float
     ) -> None:
-        """Run one batch and queue each query's answer on `pipe` (the caller sends it)."""
+        """Run one batch and hand each query's answer to `reply`."""
         profile = instance.profile
         runtime = instance.runtime
         assert runtime is not None
@@ -258,10 +341,10 @@ class InstanceHost:
             if profile.latency_ms(rows_total) <= INLINE_MS:
                 # Handing a sub-half-millisecond run to a thread costs more than the run itself; the
                 # event loop is blocked for less than the hand-off would take.
-                outputs = _run_chunked(runtime, merged, profile.max_batch)
+                outputs = run_chunked(runtime, merged, profile.max_batch)
             else:
                 outputs = await asyncio.get_running_loop().run_in_executor(
-                    instance.pool, _run_chunked, runtime, merged, profile.max_batch
+                    instance.pool, run_chunked, runtime, merged, profile.max_batch
                 )
             error = None
         except Exception as exc:  # a failing run answers every query in the batch with the error
@@ -296,38 +379,22 @@ class InstanceHost:
             else:
                 part, head["error"] = {}, error
             offset += q.rows
-            pipe.publish(str(q.header["reply"]), encode_frame(head, part))
+            reply(q, encode_frame(head, part))
+
+
+def refusal(header: dict[str, object], worker_id: str, reason: str) -> bytes:
+    """The answer to a pushed query this worker will not run: the sender re-dispatches it."""
+    return encode_frame({"id": header.get("id"), "worker": worker_id, "refused": reason}, {})
+
+
+def _answer_on_connection(query: Query, frame: bytes) -> None:
+    conn = query.conn
+    if conn is None or conn.closed:  # the sender went away: nobody is waiting for this answer
+        metrics.FAILURES.labels(str(query.header.get("variant")), "sender_gone").inc()
+        return
+    conn.send(frame)
 
 
 def _enqueued(query: Query, default: float) -> float:
     value = query.header.get("enqueued_at")
     return float(value) if isinstance(value, int | float) else default
-
-
-def _batches(queries: list[Query], max_batch: int) -> list[list[Query]]:
-    """Group queries in arrival order into batches of at most `max_batch` rows (a larger query alone)."""
-    out: list[list[Query]] = []
-    current: list[Query] = []
-    rows = 0
-    signature: tuple[tuple[str, tuple[int, ...]], ...] | None = None
-    for q in queries:
-        shape_key = tuple((n, a.shape[1:]) for n, a in q.inputs.items())
-        if current and (rows + q.rows > max_batch or shape_key != signature):
-            out.append(current)
-            current, rows = [], 0
-        current.append(q)
-        rows += q.rows
-        signature = shape_key
-    if current:
-        out.append(current)
-    return out
-
-
-def _run_chunked(runtime: Runtime, inputs: dict[str, np.ndarray], max_batch: int) -> dict[str, np.ndarray]:
-    rows = next(iter(inputs.values())).shape[0]
-    if rows <= max_batch:
-        return runtime.run(inputs)
-    parts = [
-        runtime.run({n: a[i : i + max_batch] for n, a in inputs.items()}) for i in range(0, rows, max_batch)
-    ]
-    return {n: np.concatenate([p[n] for p in parts]) for n in parts[0]}

@@ -54,8 +54,10 @@ class LeaderLock:
 
 
 class LoadMeter:
-    """Offered queries/s per variant from each stream's `entries-added` counter (Redis ≥ 7), which
-    counts every query the schedulers enqueued whoever served it; rates over a sliding window."""
+    """Offered queries/s per variant, rates over a sliding window of two counters that count every
+    query dispatched to the variant whoever served it: its stream's `entries-added` (Redis ≥ 7; the
+    streams path) plus its `pushed` counter, which dispatchers add to every fraction of a second (the
+    push path)."""
 
     def __init__(
         self, redis: aioredis.Redis, *, window_s: float = 2.0, clock: Callable[[], float] = time.time
@@ -70,11 +72,13 @@ class LoadMeter:
         pipe = self.redis.pipeline(transaction=False)
         for vid in ids:
             pipe.xinfo_stream(store.stream_key(vid))
+            pipe.get(store.pushed_key(vid))
         results = await pipe.execute(raise_on_error=False)
         now = self.clock()
         out: dict[str, float] = {}
-        for vid, info in zip(ids, results, strict=True):
+        for vid, info, pushed in zip(ids, results[0::2], results[1::2], strict=True):
             added = int(info.get("entries-added", 0)) if isinstance(info, dict) else 0
+            added += int(pushed) if isinstance(pushed, bytes | int) else 0
             window = self.samples.setdefault(vid, deque())
             window.append((now, added))
             while len(window) > 2 and now - window[1][0] >= self.window_s:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 import uuid
@@ -12,7 +13,6 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-import orjson
 import redis.asyncio as aioredis
 
 from infaas import store
@@ -20,10 +20,12 @@ from infaas.cache import CachedAnswer, PredictionCache, input_digest
 from infaas.clients.executor import ExecutorClient
 from infaas.config import Settings
 from infaas.errors import DeadlineExceeded, InvalidInput, NotFound, Overloaded, TooManyRequests, Unavailable
-from infaas.selection import CandidateIndex, Decision, Requirements, get_variant
+from infaas.selection import CandidateIndex, Decision, Requirements, WorkerView, get_variant
 from infaas.wire import decode_frame, encode_frame, peek_header
 from services.scheduler import metrics
+from services.scheduler.answers import answer, missed
 from services.scheduler.enqueue import StreamEnqueuer
+from services.scheduler.push import PushPool, WorkerLost
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
@@ -42,23 +44,53 @@ class Dispatcher:
         self.enqueuer = StreamEnqueuer(redis)
         self.id = uuid.uuid4().hex[:12]
         self.reply_channel = store.reply_channel(self.id)
-        self._waiting: dict[str, asyncio.Future[bytes]] = {}
+        self._waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
+        self._ids = itertools.count()  # query ids: unique per dispatcher, whose reply channel is its own
+        self.push = (
+            PushPool(self._waiting, max_frame_bytes=16 * settings.max_request_bytes)
+            if settings.dispatch == "push"
+            else None
+        )
         self._loads: dict[str, asyncio.Future[None]] = {}
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
         self._listener: asyncio.Task[None] | None = None
+        self._pushed: Counter[str] = Counter()  # per variant, not yet added to the store's counter
+        self._counting: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         ready = asyncio.Event()
         self._listener = asyncio.create_task(self._listen(ready), name="replies")
         await asyncio.wait_for(ready.wait(), timeout=10)
+        if self.push is not None:
+            self._counting = asyncio.create_task(self._count_pushed(), name="pushed-counter")
 
     async def stop(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+        if self.push is not None:
+            await self.push.aclose()
+        for task in (self._listener, self._counting):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _count_pushed(self, every_s: float = 0.25) -> None:
+        """Add the queries pushed since the last turn to each variant's store counter: the planner's
+        measure of offered load (services/planner/observe.py), for one round trip per turn, not per query."""
+        while True:
+            await asyncio.sleep(every_s)
+            if not self._pushed:
+                continue
+            counts, self._pushed = self._pushed, Counter()
+            pipe = self.redis.pipeline(transaction=False)
+            for vid, n in counts.items():
+                pipe.incrby(store.pushed_key(vid), n)
+            try:
+                await pipe.execute()
+            except Exception as exc:  # Redis briefly away: count them next turn
+                log.warning("counting pushed queries failed: %s", exc)
+                self._pushed.update(counts)
 
     async def _listen(self, ready: asyncio.Event) -> None:
         """One subscription for all answers to this process, plus the store's invalidations."""
@@ -135,22 +167,7 @@ class Dispatcher:
             min_accuracy=header.get("min_accuracy"),
             max_cost=header.get("max_cost"),
         )
-        t0 = time.perf_counter()
-        try:
-            decision = get_variant(
-                req,
-                rows,
-                self.candidates(header),
-                self.snapshot.snapshot,
-                prefer=header.get("prefer", "cost"),
-                saturated=self.saturated(),
-            )
-        except Overloaded as exc:
-            metrics.SHED.labels("variant_queues_full").inc()
-            exc.details["retry_after_s"] = 1
-            raise
-        metrics.DECISION_SECONDS.observe(time.perf_counter() - t0)
-        metrics.DECISIONS.labels(decision.action).inc()
+        decision = self._decide(header, req, rows)
         variant = decision.variant
 
         key = None
@@ -159,7 +176,7 @@ class Dispatcher:
             hit = self._usable(self.cache.get(key), req, rows)
             metrics.CACHE.labels("hit" if hit is not None else "miss").inc()
             if hit is not None:
-                return self._answer(
+                return answer(
                     hit[0],
                     hit[1],
                     request_id,
@@ -189,6 +206,40 @@ class Dispatcher:
             if self._rows_in_flight[variant.id] <= 0:
                 del self._rows_in_flight[variant.id]
 
+    def _decide(self, header: dict[str, Any], req: Requirements, rows: int) -> Decision:
+        t0 = time.perf_counter()
+        try:
+            decision = get_variant(
+                req,
+                rows,
+                self.candidates(header),
+                self.snapshot.snapshot,
+                prefer=header.get("prefer", "cost"),
+                saturated=self.saturated(),
+            )
+        except Overloaded as exc:
+            metrics.SHED.labels("variant_queues_full").inc()
+            exc.details["retry_after_s"] = 1
+            raise
+        metrics.DECISION_SECONDS.observe(time.perf_counter() - t0)
+        metrics.DECISIONS.labels(decision.action).inc()
+        return decision
+
+    def _push_target(self, decision: Decision) -> WorkerView | None:
+        """The worker to push the query to: the one it is being loaded on, or among the workers with an
+        active instance the one this dispatcher has the fewest queries waiting on. None: use streams."""
+        if self.push is None:
+            return None
+        if decision.action == "load":
+            return decision.worker if decision.worker is not None and decision.worker.push else None
+        workers = self.snapshot.serving.get(decision.variant.id)
+        if not workers:
+            return None
+        if len(workers) == 1:
+            return workers[0]
+        push = self.push
+        return min(workers, key=lambda w: push.in_flight(w.push))
+
     async def _run(
         self,
         decision: Decision,
@@ -207,42 +258,65 @@ class Dispatcher:
         # Under `error` and `default` nobody wants the answer after the SLO: stop waiting then, and tell
         # the executor to skip the query if it has not started it. `best_effort` waits for it.
         wait_until = hard_deadline if policy == "best_effort" or slo_deadline is None else slo_deadline
-        qid = uuid.uuid4().hex
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._waiting[qid] = future
-        now_wall = time.time()
-        drop_after = now_wall + (wait_until - time.perf_counter())
-        frame = encode_frame(
-            {
-                "id": qid,
-                "reply": self.reply_channel,
-                "enqueued_at": now_wall,
-                "drop_after": drop_after if wait_until != hard_deadline else None,
-                "budget_ms": req.latency_ms,
-                "request_id": request_id,
-            },
-            inputs,
-        )
-        metrics.PENDING.inc()
-        try:
-            await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
-            answer = await asyncio.wait_for(future, timeout=max(0.0, wait_until - time.perf_counter()))
-        except TimeoutError as exc:
-            if wait_until == hard_deadline:
-                metrics.FAILURES.labels("timeout").inc()
-                waited = round((time.perf_counter() - arrived) * 1000, 3)
-                raise DeadlineExceeded(
-                    f"no worker answered within {self.timeout_s:.0f} s",
-                    variant=decision.variant.id,
-                    waited_ms=waited,
-                ) from exc
-            return self._missed(decision, header, rows, request_id, arrived, req)
-        finally:
-            metrics.PENDING.dec()
-            self._waiting.pop(qid, None)
-        reply_header, outputs = decode_frame(answer)
+        drop_after = time.time() + (wait_until - time.perf_counter())
+        redirected: list[str] = []
+        while True:  # more than once only when a worker refuses the query or its connection drops
+            qid = f"{next(self._ids):x}"
+            target = self._push_target(decision)
+            frame = encode_frame(
+                {
+                    "id": qid,
+                    "variant": decision.variant.id,
+                    "reply": self.reply_channel,
+                    "enqueued_at": time.time(),
+                    "drop_after": drop_after if wait_until != hard_deadline else None,
+                    "budget_ms": req.latency_ms,
+                    "request_id": request_id,
+                },
+                inputs,
+            )
+            future: asyncio.Future[bytes | memoryview] = asyncio.get_running_loop().create_future()
+            self._waiting[qid] = future
+            metrics.PENDING.inc()
+            try:
+                if target is None:
+                    await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
+                else:
+                    assert self.push is not None
+                    await self.push.send(target.push, qid, frame)
+                    self._pushed[decision.variant.id] += 1
+                reply = await asyncio.wait_for(future, timeout=max(0.0, wait_until - time.perf_counter()))
+                reply_header, outputs = decode_frame(reply)
+                if "refused" in reply_header:
+                    raise WorkerLost(
+                        str(reply_header.get("worker")), str(reply_header["refused"]), refused=True
+                    )
+            except WorkerLost as lost:
+                decision = await self._redirect(
+                    decision, lost, target, header, req, rows, wait_until, redirected
+                )
+                loaded_now = loaded_now or decision.action == "load"
+                if decision.action == "load":
+                    await self._ensure_loaded(decision)
+                continue
+            except TimeoutError as exc:
+                if wait_until == hard_deadline:
+                    metrics.FAILURES.labels("timeout").inc()
+                    waited = round((time.perf_counter() - arrived) * 1000, 3)
+                    raise DeadlineExceeded(
+                        f"no worker answered within {self.timeout_s:.0f} s",
+                        variant=decision.variant.id,
+                        waited_ms=waited,
+                    ) from exc
+                return missed(decision, header, rows, request_id, arrived, req)
+            finally:
+                metrics.PENDING.dec()
+                self._waiting.pop(qid, None)
+                if target is not None and self.push is not None:
+                    self.push.done(qid, target.push)
+            break
         if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
-            return self._missed(decision, header, rows, request_id, arrived, req)
+            return missed(decision, header, rows, request_id, arrived, req)
         if "error" in reply_header:
             metrics.FAILURES.labels("worker_error").inc()
             raise Unavailable(
@@ -256,7 +330,9 @@ class Dispatcher:
         reason = decision.reason + (
             "; cold start: the instance was loaded for this query" if loaded_now else ""
         )
-        return self._answer(
+        if redirected:
+            reason += f"; sent again after {'; '.join(redirected)}"
+        return answer(
             decision,
             outputs,
             request_id,
@@ -268,6 +344,36 @@ class Dispatcher:
             cached=False,
             reason=reason,
         )
+
+    async def _redirect(
+        self,
+        decision: Decision,
+        lost: WorkerLost,
+        target: WorkerView | None,
+        header: dict[str, Any],
+        req: Requirements,
+        rows: int,
+        wait_until: float,
+        redirected: list[str],
+    ) -> Decision:
+        """The query's worker refused it or went away: forget that instance (or the whole worker) and
+        decide again, at most three times and while the query can still be answered in time."""
+        vid = decision.variant.id
+        if target is not None:
+            if lost.refused:
+                self.snapshot.note_instance(target.id, vid, None)
+            else:
+                self.snapshot.note_unreachable(target.push)
+        where = target.id if target is not None else lost.worker
+        redirected.append(f"{where} {'refused it' if lost.refused else 'was lost'} ({lost.reason})")
+        metrics.REDISPATCHED.labels("refused" if lost.refused else "worker_lost").inc()
+        if len(redirected) > 3 or time.perf_counter() >= wait_until:
+            metrics.FAILURES.labels("worker_lost").inc()
+            raise Unavailable(
+                "no worker could take the query", variant=vid, attempts=redirected, retry_after_s=1
+            )
+        log.info("re-dispatching a query of %s: %s", vid, redirected[-1])
+        return self._decide(header, req, rows)
 
     def _usable(
         self, hit: CachedAnswer | None, req: Requirements, rows: int
@@ -282,95 +388,6 @@ class Dispatcher:
         if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
             return None
         return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs
-
-    def _missed(
-        self,
-        decision: Decision,
-        header: dict[str, Any],
-        rows: int,
-        request_id: str,
-        arrived: float,
-        req: Requirements,
-    ) -> bytes:
-        """The SLO passed before an answer: the app's policy says what to do (`error` or `default`)."""
-        waited = round((time.perf_counter() - arrived) * 1000, 3)
-        metrics.SLO.labels("false").inc()
-        if header.get("policy") == "default":
-            metrics.FAILURES.labels("slo_default").inc()
-            return self._default_answer(decision, header, rows, request_id, arrived, waited)
-        metrics.FAILURES.labels("slo_error").inc()
-        raise DeadlineExceeded(
-            f"the query missed its {req.latency_ms} ms SLO (app policy: error)",
-            variant=decision.variant.id,
-            waited_ms=waited,
-            latency_ms=req.latency_ms,
-        )
-
-    def _answer(
-        self,
-        decision: Decision,
-        outputs: dict[str, np.ndarray],
-        request_id: str,
-        arrived: float,
-        req: Requirements,
-        *,
-        queue_ms: float,
-        compute_ms: float,
-        worker: str,
-        cached: bool,
-        reason: str,
-        default: bool = False,
-    ) -> bytes:
-        total_ms = (time.perf_counter() - arrived) * 1000
-        slo_met = None if req.latency_ms is None else (total_ms <= req.latency_ms and not default)
-        if slo_met is not None and not default:
-            metrics.SLO.labels(str(slo_met).lower()).inc()
-        return orjson.dumps(
-            {
-                "outputs": outputs,
-                "model": decision.variant.model,
-                "variant": decision.variant.id,
-                "worker": worker,
-                "hardware": decision.variant.hardware,
-                "latency_ms": {"queue": queue_ms, "compute": compute_ms, "total": round(total_ms, 4)},
-                "slo_met": slo_met,
-                "cached": cached,
-                "default": default,
-                "reason": reason,
-                "request_id": request_id,
-            },
-            option=orjson.OPT_SERIALIZE_NUMPY,
-        )
-
-    def _default_answer(
-        self,
-        decision: Decision,
-        header: dict[str, Any],
-        rows: int,
-        request_id: str,
-        arrived: float,
-        waited_ms: float,
-    ) -> bytes:
-        row = header.get("default_output") or {}
-        outputs = {name: np.repeat(np.asarray([value]), rows, axis=0) for name, value in row.items()}
-        reason = (
-            f"the query missed its {header.get('latency_ms')} ms SLO after {waited_ms} ms: answered "
-            "the app's default output (app policy: default)"
-        )
-        req = Requirements(latency_ms=header.get("latency_ms"))
-        return self._answer(
-            decision,
-            outputs,
-            request_id,
-            arrived,
-            req,
-            queue_ms=0.0,
-            compute_ms=0.0,
-            worker="none",
-            cached=False,
-            reason=reason,
-            default=True,
-        )
 
     async def _ensure_loaded(self, decision: Decision) -> bool:
         """Load the chosen variant once even if many queries ask at the same moment."""

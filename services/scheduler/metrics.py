@@ -30,3 +30,8 @@ QUEUED_ROWS = Gauge(
     ["variant"],
     multiprocess_mode="livesum",
 )
+REDISPATCHED = Counter(
+    "infaas_scheduler_redispatched_total",
+    "Queries sent again because their worker refused them or its push connection dropped",
+    ["reason"],
+)

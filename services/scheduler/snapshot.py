@@ -17,7 +17,7 @@ from dataclasses import replace
 import redis.asyncio as aioredis
 
 from infaas import store
-from infaas.selection import CandidateIndex, InstanceView, Snapshot
+from infaas.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.variants import VariantProfile
 
 log = logging.getLogger("infaas.scheduler")
@@ -40,6 +40,9 @@ class SnapshotCache:
         self.by_model: dict[str, CandidateIndex] = {}
         self.by_app_signature: dict[tuple[str, str], CandidateIndex] = {}
         self._pinned: dict[str, CandidateIndex] = {}
+        self.serving: dict[str, tuple[WorkerView, ...]] = {}
+        """Per variant, the workers with an active instance of it that take pushed queries."""
+        self._unreachable: dict[str, float] = {}  # push address -> until when it is left out
         self._task: asyncio.Task[None] | None = None
 
     async def refresh_variants(self) -> None:
@@ -67,17 +70,46 @@ class SnapshotCache:
 
     async def refresh_live(self) -> None:
         workers, instances = await store.read_live(self.redis, now=self.clock(), ttl_s=self.ttl_s)
-        self.snapshot = replace(self.snapshot, workers=workers, instances=instances)
+        if self._unreachable:
+            now = time.monotonic()
+            self._unreachable = {a: t for a, t in self._unreachable.items() if t > now}
+            gone = {w.id for w in workers if w.push in self._unreachable}
+            workers = tuple(w for w in workers if w.id not in gone)
+            instances = tuple(i for i in instances if i.worker_id not in gone)
+        self._set_live(workers, instances)
 
-    def note_instance(self, worker_id: str, variant_id: str, state: str) -> None:
-        """Record an instance this process just loaded, before the next heartbeat shows it."""
+    def _set_live(self, workers: tuple[WorkerView, ...], instances: tuple[InstanceView, ...]) -> None:
+        self.snapshot = replace(self.snapshot, workers=workers, instances=instances)
+        by_id = {w.id: w for w in workers if w.push}
+        serving: dict[str, list[WorkerView]] = {}
+        for i in instances:
+            worker = by_id.get(i.worker_id)
+            if worker is not None and i.state == "active":
+                serving.setdefault(i.variant_id, []).append(worker)
+        self.serving = {vid: tuple(ws) for vid, ws in serving.items()}
+
+    def note_instance(self, worker_id: str, variant_id: str, state: str | None) -> None:
+        """Record an instance this process just loaded (or, with `state` None, found gone), before the
+        next heartbeat shows it."""
         kept = tuple(
             i
             for i in self.snapshot.instances
             if not (i.worker_id == worker_id and i.variant_id == variant_id)
         )
-        new = InstanceView(worker_id=worker_id, variant_id=variant_id, state=state)  # type: ignore[arg-type]
-        self.snapshot = replace(self.snapshot, instances=(*kept, new))
+        if state is not None:
+            new = InstanceView(worker_id=worker_id, variant_id=variant_id, state=state)  # type: ignore[arg-type]
+            kept = (*kept, new)
+        self._set_live(self.snapshot.workers, kept)
+
+    def note_unreachable(self, push_addr: str) -> None:
+        """A worker whose push connection failed or dropped: leave it out, its instances included, until
+        its heartbeat would have expired anyway (a restarted executor listens on a new address)."""
+        self._unreachable[push_addr] = time.monotonic() + self.ttl_s
+        gone = {w.id for w in self.snapshot.workers if w.push == push_addr}
+        self._set_live(
+            tuple(w for w in self.snapshot.workers if w.id not in gone),
+            tuple(i for i in self.snapshot.instances if i.worker_id not in gone),
+        )
 
     async def start(self) -> None:
         await self.refresh_variants()

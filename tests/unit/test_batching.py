@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from services.executor.instances import Query, _batches, _run_chunked
+from services.executor.batching import batches as _batches
+from services.executor.batching import run_chunked as _run_chunked
+from services.executor.instances import Query
 
 
 def query(n: int, rows: int, *, width: int = 4, name: str = "x") -> Query:

@@ -1,0 +1,68 @@
+"""The executor's push endpoint: dispatchers send query frames over a persistent TCP connection and
+get each answer back on it (`infaas.framing`), instead of through a Redis stream and a reply channel.
+
+A query then wakes four processes instead of eight (docs/benchmarks.md). It is as safe as the streams:
+the dispatcher keeps every frame until it is answered, and re-sends it elsewhere when this worker
+refuses it (no such instance, draining, failed) or the connection drops (this process died or was
+stopped). A worker that hangs is covered by the query's deadline, as it is with streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from urllib.parse import urlsplit
+
+from infaas.errors import BadRequest
+from infaas.framing import FramedProtocol
+from infaas.wire import decode_frame, encode_frame, peek_header
+from services.executor import metrics
+from services.executor.instances import InstanceHost, Query, refusal
+
+log = logging.getLogger("infaas.executor")
+
+
+class PushConnection(FramedProtocol):
+    def __init__(self, host: InstanceHost, *, max_frame_bytes: int) -> None:
+        super().__init__(max_frame_bytes=max_frame_bytes)
+        self.host = host
+
+    def frame_received(self, frame: bytes | memoryview) -> None:
+        try:
+            header, inputs = decode_frame(frame)
+        except BadRequest as exc:
+            self._reject(frame, f"malformed query frame: {exc}")
+            return
+        if not inputs:
+            self._reject(frame, "the query carries no inputs")
+            return
+        rows = int(next(iter(inputs.values())).shape[0])
+        why_not = self.host.accept(Query(entry_id=b"", header=header, inputs=inputs, rows=rows, conn=self))
+        if why_not is not None:
+            self.send(refusal(header, self.host.worker_id, why_not))
+
+    def _reject(self, frame: bytes | memoryview, error: str) -> None:
+        """A frame this worker cannot run anywhere: answer its id with the error (not a refusal: another
+        worker would fail alike), or drop the connection if not even the id can be read."""
+        metrics.FAILURES.labels("unknown", "malformed").inc()
+        try:
+            qid = peek_header(bytes(frame)).get("id")
+        except BadRequest:
+            log.warning("closing a push connection that sent an unreadable frame")
+            self.abort()
+            return
+        self.send(encode_frame({"id": qid, "worker": self.host.worker_id, "error": error}, {}))
+
+
+async def start_server(
+    host: InstanceHost, *, bind: str, port: int, advertise_url: str, max_frame_bytes: int
+) -> tuple[asyncio.Server, str]:
+    """Listen for dispatchers; returns the server and the `host:port` to advertise in heartbeats (port
+    0 picks a free one: the address travels in the metadata store, so nobody needs to know it ahead)."""
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(
+        lambda: PushConnection(host, max_frame_bytes=max_frame_bytes), bind, port, reuse_address=True
+    )
+    bound_port = server.sockets[0].getsockname()[1]
+    advertised_host = urlsplit(advertise_url).hostname or "127.0.0.1"
+    return server, f"{advertised_host}:{bound_port}"

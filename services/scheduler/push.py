@@ -1,0 +1,123 @@
+"""The dispatcher's side of the push path: one persistent connection per executor, frames out, answers
+back (services/executor/push.py has the other side and the safety argument).
+
+Every frame sent on a connection stays listed there until its answer arrives. If the connection drops
+— the executor died, was stopped, or the network broke — each listed query's future fails with
+`WorkerLost` and the dispatcher sends the query elsewhere; an answer can therefore not be lost in
+flight, only computed twice (harmless: inference has no side effects, and the first answer wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+
+from infaas.framing import FramedProtocol, split_addr
+from infaas.wire import peek_header
+
+log = logging.getLogger("infaas.scheduler")
+
+
+class WorkerLost(Exception):
+    """The query's worker cannot answer it: connection refused or dropped, or the worker refused it."""
+
+    def __init__(self, worker: str, reason: str, *, refused: bool = False) -> None:
+        super().__init__(f"{worker}: {reason}")
+        self.worker = worker
+        self.reason = reason
+        self.refused = refused  # the worker is alive but will not run it (no such instance, draining)
+
+
+class _Connection(FramedProtocol):
+    def __init__(self, pool: PushPool, addr: str, *, max_frame_bytes: int) -> None:
+        super().__init__(max_frame_bytes=max_frame_bytes)
+        self.pool = pool
+        self.addr = addr
+        self.sent: set[str] = set()  # ids of queries sent here and not yet answered
+
+    def frame_received(self, frame: bytes | memoryview) -> None:
+        # A view is safe to keep: it is over an immutable chunk or a copy (infaas.framing).
+        qid = str(peek_header(frame).get("id"))
+        self.sent.discard(qid)
+        future = self.pool.waiting.get(qid)
+        if future is not None and not future.done():
+            future.set_result(frame)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.pool.connections.get(self.addr) is self:
+            del self.pool.connections[self.addr]
+        reason = f"connection lost ({exc})" if exc else "connection closed"
+        for qid in self.sent:
+            future = self.pool.waiting.get(qid)
+            if future is not None and not future.done():
+                future.set_exception(WorkerLost(self.addr, reason))
+        self.sent.clear()
+
+
+class PushPool:
+    """Connections to executors by push address, opened on first use and re-opened after a drop."""
+
+    def __init__(
+        self, waiting: dict[str, asyncio.Future[bytes | memoryview]], *, max_frame_bytes: int
+    ) -> None:
+        self.waiting = waiting  # the dispatcher's futures by query id: answers resolve them
+        self.max_frame_bytes = max_frame_bytes
+        self.connections: dict[str, _Connection] = {}
+        self.outstanding: Counter[str] = Counter()  # per address: sent (or being sent), not yet done
+        self._connecting: dict[str, asyncio.Future[_Connection]] = {}
+
+    def in_flight(self, addr: str) -> int:
+        return self.outstanding[addr]
+
+    async def send(self, addr: str, qid: str, frame: bytes) -> None:
+        """Send one query frame; its answer resolves `waiting[qid]`. Raises `WorkerLost` if the worker
+        cannot be reached. The caller calls `done` once it stops waiting, whatever happened."""
+        self.outstanding[addr] += 1  # counted from the start: queries choosing meanwhile see it
+        conn = self.connections.get(addr)
+        if conn is None or conn.closed:
+            conn = await self._connect(addr)
+        conn.sent.add(qid)
+        conn.send(frame)
+
+    async def _connect(self, addr: str) -> _Connection:
+        pending = self._connecting.get(addr)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[_Connection] = loop.create_future()
+        self._connecting[addr] = future
+        try:
+            host, port = split_addr(addr)
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _Connection(self, addr, max_frame_bytes=self.max_frame_bytes), host, port
+                ),
+                timeout=2.0,
+            )
+            self.connections[addr] = conn
+            future.set_result(conn)
+            return conn
+        except (OSError, TimeoutError, ValueError) as exc:
+            lost = WorkerLost(addr, f"cannot connect ({exc})")
+            future.set_exception(lost)
+            future.exception()  # retrieved: concurrent callers get it through the shield
+            raise lost from exc
+        finally:
+            del self._connecting[addr]
+
+    def done(self, qid: str, addr: str) -> None:
+        """The dispatcher stopped waiting for `qid` (answered, lost, or past its deadline: a late answer
+        is then simply dropped)."""
+        self.outstanding[addr] -= 1
+        if self.outstanding[addr] <= 0:
+            del self.outstanding[addr]
+        conn = self.connections.get(addr)
+        if conn is not None:
+            conn.sent.discard(qid)
+
+    async def aclose(self) -> None:
+        for conn in list(self.connections.values()):
+            conn.close()
+        self.connections.clear()

@@ -1,0 +1,212 @@
+"""The push path (INFAAS_DISPATCH=push) on a real cluster: a real dispatcher sends frames straight to two
+real executor processes. Nothing is lost when an executor is killed mid-load, or when the last instance
+of a variant is drained while the dispatcher's snapshot still lists it; the planner's load meter counts
+pushed queries; and every answer says where it went and why it was sent again."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import struct
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import orjson
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from infaas import store
+from infaas.clients.executor import ExecutorClient
+from infaas.demo_models import DemoModel
+from infaas.framing import split_addr
+from infaas.wire import encode_frame, peek_header
+from services.planner.observe import LoadMeter
+from services.scheduler.dispatch import Dispatcher
+from services.scheduler.snapshot import SnapshotCache
+from tests.integration.planner.conftest import Cluster
+
+
+@pytest.fixture
+async def dispatcher(cluster: Cluster, redis_url: str) -> AsyncIterator[Dispatcher]:
+    client = aioredis.Redis.from_url(redis_url)
+    snapshot = SnapshotCache(client, ttl_s=5)
+    executors = ExecutorClient()
+    d = Dispatcher(
+        redis=client,
+        snapshot=snapshot,
+        executors=executors,
+        settings=cluster.settings.model_copy(update={"dispatch": "push", "query_timeout_s": 10.0}),
+    )
+    yield d
+    await d.stop()
+    await snapshot.stop()
+    await executors.aclose()
+    await client.aclose()
+
+
+def _frame(x: np.ndarray, **header: Any) -> bytes:
+    base = {"kind": "model", "target": "digits", "signature": "x:float32:64", "app": "shop", "cache": False}
+    return encode_frame({**base, **header}, {"x": x})
+
+
+async def _serve_on_both(cluster: Cluster, dispatcher: Dispatcher, vid: str) -> None:
+    sync = redis.Redis.from_url(cluster.settings.redis_url)
+    store.publish_variants(sync, [cluster.profile(vid, saturation_qps=5000.0, max_batch=8)])
+    sync.close()
+    executors = ExecutorClient()
+    try:
+        for url in cluster.executor_urls:
+            await executors.load(url, vid)
+    finally:
+        await executors.aclose()
+    deadline = time.monotonic() + 10
+    await dispatcher.snapshot.refresh_variants()
+    while len(dispatcher.snapshot.serving.get(vid, ())) < 2:
+        assert time.monotonic() < deadline, "both workers' push endpoints did not show up"
+        await asyncio.sleep(0.2)
+        await dispatcher.snapshot.refresh_live()
+
+
+async def test_pushed_queries_are_answered_once_each_and_counted_as_offered_load(
+    cluster: Cluster, dispatcher: Dispatcher, small_model: DemoModel
+) -> None:
+    await dispatcher.snapshot.start()
+    await dispatcher.start()
+    await _serve_on_both(cluster, dispatcher, "digits.p")
+    meter = LoadMeter(dispatcher.redis, window_s=5.0)
+    await meter.rates(["digits.p"])
+    rng = np.random.default_rng(0)
+    xs = [rng.random((1 + i % 3, 64), dtype=np.float32) for i in range(200)]
+    answers = await asyncio.gather(*(dispatcher.infer(_frame(x), f"r{i}") for i, x in enumerate(xs)))
+    session = ort.InferenceSession(str(small_model.onnx_path), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    expected = [session.run(["probabilities"], {name: x})[0] for x in xs]
+    workers = set()
+    for x, want, raw in zip(xs, expected, answers, strict=True):
+        body = orjson.loads(raw)
+        got = np.asarray(body["outputs"]["probabilities"], dtype=np.float32)
+        assert got.shape == (x.shape[0], want.shape[1])  # its own rows, not a neighbour's in the batch
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        assert body["variant"] == "digits.p" and "sent again" not in body["reason"]
+        workers.add(body["worker"])
+    assert len(workers) == 2, "both workers with an instance take pushed queries"
+    await asyncio.sleep(0.4)  # the dispatcher adds its counts to the store every 0.25 s
+    rate = (await meter.rates(["digits.p"]))["digits.p"]
+    assert rate > 0, "the planner must see pushed queries as offered load"
+
+
+async def test_killing_an_executor_mid_load_loses_no_query(cluster: Cluster, dispatcher: Dispatcher) -> None:
+    await dispatcher.snapshot.start()
+    await dispatcher.start()
+    await _serve_on_both(cluster, dispatcher, "digits.k")
+    x = np.ones((1, 64), dtype=np.float32)
+    results: list[dict[str, Any] | Exception] = []
+
+    async def one(i: int) -> None:
+        try:
+            results.append(orjson.loads(await dispatcher.infer(_frame(x), f"k{i}")))
+        except Exception as exc:
+            results.append(exc)
+
+    async def load() -> None:
+        tasks = []
+        for i in range(600):  # 3 s at 200/s, the kill in the middle
+            tasks.append(asyncio.create_task(one(i)))
+            await asyncio.sleep(0.005)
+        await asyncio.gather(*tasks)
+
+    source = asyncio.create_task(load())
+    await asyncio.sleep(1.5)
+    victim = cluster.suite.procs["executor"]
+    victim.send_signal(signal.SIGKILL)
+    await source
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert len(results) == 600 and not failed, f"{len(failed)} queries failed: {failed[:3]}"
+    after_kill = [r for r in results if isinstance(r, dict) and "sent again" in r["reason"]]
+    answered_by = {r["worker"] for r in results if isinstance(r, dict)}
+    assert len(answered_by) == 2
+    # Queries in flight on the killed worker's connection were sent again, and their answers say so.
+    assert after_kill, "no answer records being sent again after the kill"
+    assert all("was lost" in r["reason"] for r in after_kill)
+
+
+async def test_draining_the_last_instance_behind_a_stale_snapshot_loses_no_query(
+    cluster: Cluster, dispatcher: Dispatcher
+) -> None:
+    """Issue 5's race: the dispatcher still lists the instance well past the drain's grace period (its
+    snapshot is never refreshed here). Pushed queries that reach the drained instance are refused and
+    sent again; with no instance left the dispatcher cold-loads one, and every query is answered."""
+    sync = redis.Redis.from_url(cluster.settings.redis_url)
+    store.publish_variants(sync, [cluster.profile("digits.d", saturation_qps=5000.0)])
+    sync.close()
+    executors = ExecutorClient()
+    try:
+        await executors.load(cluster.executor_urls[0], "digits.d")
+        await dispatcher.snapshot.refresh_variants()
+        while not dispatcher.snapshot.serving.get("digits.d"):
+            await asyncio.sleep(0.2)
+            await dispatcher.snapshot.refresh_live()
+        # From here on the snapshot is frozen: no poll, no invalidations (dispatcher.start is not called).
+        x = np.ones((1, 64), dtype=np.float32)
+        results: list[dict[str, Any] | Exception] = []
+
+        async def one(i: int) -> None:
+            try:
+                results.append(orjson.loads(await dispatcher.infer(_frame(x), f"d{i}")))
+            except Exception as exc:
+                results.append(exc)
+
+        async def load() -> None:
+            tasks = []
+            for i in range(150):  # 3 s at 50/s; the drain (0.6 s grace) happens after 1 s
+                tasks.append(asyncio.create_task(one(i)))
+                await asyncio.sleep(0.02)
+            await asyncio.gather(*tasks)
+
+        source = asyncio.create_task(load())
+        await asyncio.sleep(1.0)
+        drained = await executors.drain_instance(cluster.executor_urls[0], "digits.d")
+        await source
+    finally:
+        await executors.aclose()
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert len(results) == 150 and not failed, f"{len(failed)} queries failed: {failed[:3]} ({drained})"
+    redirected = [r for r in results if isinstance(r, dict) and "refused it" in r["reason"]]
+    assert redirected, "queries sent after the drain must have been refused and sent again"
+    assert all("cold start" in r["reason"] or "sent again" in r["reason"] for r in redirected)
+
+
+async def test_bad_frames_on_the_push_endpoint_are_answered_or_cut_off_and_harm_nothing(
+    cluster: Cluster, dispatcher: Dispatcher
+) -> None:
+    await dispatcher.snapshot.start()
+    await _serve_on_both(cluster, dispatcher, "digits.b")
+    addr = dispatcher.snapshot.serving["digits.b"][0].push
+    host, port = split_addr(addr)
+    reader, writer = await asyncio.open_connection(host, port)
+
+    async def exchange(frame: bytes) -> dict[str, Any]:
+        writer.write(struct.pack(">I", len(frame)) + frame)
+        (size,) = struct.unpack(">I", await asyncio.wait_for(reader.readexactly(4), 5))
+        return peek_header(await reader.readexactly(size))
+
+    x = np.ones((1, 64), dtype=np.float32)
+    ok = await exchange(encode_frame({"id": "fine", "variant": "digits.b"}, {"x": x}))
+    assert ok["id"] == "fine" and "error" not in ok and "refused" not in ok
+    unknown = await exchange(encode_frame({"id": "u", "variant": "digits.nope"}, {"x": x}))
+    assert unknown["id"] == "u" and "no instance of digits.nope" in unknown["refused"]
+    truncated = encode_frame({"id": "t", "variant": "digits.b"}, {"x": x})[:-8]
+    bad = await exchange(truncated)
+    assert bad["id"] == "t" and "malformed" in bad["error"]
+    empty = await exchange(encode_frame({"id": "e", "variant": "digits.b"}, {}))
+    assert empty["id"] == "e" and "no inputs" in empty["error"]
+    # Not even a header: the connection is cut off, and the executor goes on serving everyone else.
+    writer.write(struct.pack(">I", 3) + b"\xff\x00\x01" + b"zzz")
+    assert await asyncio.wait_for(reader.read(), 5) == b""
+    writer.close()
+    answer = orjson.loads(await dispatcher.infer(_frame(x), "after"))
+    assert answer["variant"] == "digits.b"
