@@ -13,7 +13,8 @@ proportional to each instance's memory footprint, 0.031 (CPU), 0.190 (Inferentia
 SQLite), the demo MLP's real CPU variants, traces replayed open-loop through the gateway
 (bench/loadgen.py), instances sampled every second from the metadata store for the cost. Loads are
 scaled to what two cores carry. Policies: `greedy` planner, `static` (planner off, one pinned variant
-pre-loaded), `horizontal` (planner replicating that pinned variant only).
+pre-loaded), `horizontal` (planner replicating that pinned variant only). Per-second series go to
+docs/img/autoscale_real.json, the plot (same layout as the simulator's) to docs/img/autoscale_real.png.
 
 Usage:
 
@@ -26,6 +27,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -138,37 +141,74 @@ def table(results: dict[str, dict[str, SimResult]]) -> str:
     return "\n".join(lines)
 
 
-def plot(results: dict[str, dict[str, SimResult]], prefix: str) -> list[Path]:
+@dataclass(frozen=True)
+class Series:
+    """One run's curves as plotted, one point per second: both modes draw through `plot`, so the
+    simulator's and the real system's figures read the same way."""
+
+    t: np.ndarray
+    offered: np.ndarray  # queries arriving in each second
+    served: np.ndarray  # of those, answered (late ones included)
+    violation_ratio: np.ndarray  # of those, shed, failed or over the SLO; 0 where none arrived
+    cost: np.ndarray  # whatever the caller plots in the cost row (its label says which)
+
+
+def violation_ratio(offered: np.ndarray, violations: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.where(offered > 0, violations / np.maximum(offered, 1), 0)
+    return out
+
+
+def sim_series(r: SimResult) -> Series:
+    return Series(r.tick_t, r.offered, r.served, violation_ratio(r.offered, r.violations), np.cumsum(r.cost))
+
+
+def plot(
+    series: Mapping[str, Mapping[str, Series]], prefix: str, cost_label: str, *, nested: bool = False
+) -> Path:
+    """One column per load (rows: throughput, SLO violation ratio, cost), one line per system; the
+    offered load is the first system's (every system of a load replays the same trace).
+
+    `nested`: each earlier system drawn wider, so that curves which coincide (on the real system every
+    policy may serve all that is offered, with no violations) stay visible under the later ones; the
+    legend above the panels, where it hides no curve; violation ratios and costs from 0 (an all-zero
+    ratio would otherwise get an axis centred on 0), so that the heights of $/h levels compare as
+    their ratios."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     IMG.mkdir(parents=True, exist_ok=True)
-    paths = []
-    fig, axes = plt.subplots(3, len(results), figsize=(5 * len(results), 9), squeeze=False)
-    for col, (load, by_system) in enumerate(results.items()):
-        for name, r in by_system.items():
-            axes[0][col].plot(r.tick_t, r.served, label=name, lw=1)
-            axes[1][col].plot(
-                r.tick_t, np.where(r.offered > 0, r.violations / np.maximum(r.offered, 1), 0), lw=1
-            )
-            axes[2][col].plot(r.tick_t, np.cumsum(r.cost), lw=1)
-        axes[0][col].plot(
-            by_system["INFaaS"].tick_t, by_system["INFaaS"].offered, "k:", lw=1, label="offered"
-        )
+    fig, axes = plt.subplots(3, len(series), figsize=(5 * len(series), 9), squeeze=False)
+    for col, (load, by_system) in enumerate(series.items()):
+        for i, (name, s) in enumerate(by_system.items()):
+            lw = 1 + 1.5 * (len(by_system) - 1 - i) if nested else 1
+            axes[0][col].plot(s.t, s.served, label=name, lw=lw)
+            axes[1][col].plot(s.t, s.violation_ratio, lw=lw)
+            axes[2][col].plot(s.t, s.cost, lw=lw)
+        if nested:
+            worst = max(float(s.violation_ratio.max(initial=0)) for s in by_system.values())
+            top = max(0.05, 1.1 * worst)
+            axes[1][col].set_ylim(-0.02 * top, top)  # the margin keeps a wide line at 0 whole
+            axes[2][col].set_ylim(bottom=0)
+        first = next(iter(by_system.values()))
+        axes[0][col].plot(first.t, first.offered, "k:", lw=1, label="offered")
         axes[0][col].set_title(load)
         axes[0][col].set_ylabel("served queries/s")
         axes[1][col].set_ylabel("SLO violation ratio")
-        axes[2][col].set_ylabel("cumulative cost")
+        axes[2][col].set_ylabel(cost_label)
         axes[2][col].set_xlabel("time (s)")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    if nested:
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncols=len(labels), fontsize=8, frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
+    else:
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
     path = IMG / f"{prefix}.png"
     fig.savefig(path, dpi=90)
     plt.close(fig)
-    paths.append(path)
-    return paths
+    return path
 
 
 def main() -> None:
@@ -180,14 +220,22 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     if args.mode == "real":
-        from autoscale_real import run_real  # bench/autoscale_real.py
+        from autoscale_real import run_real, save  # bench/autoscale_real.py
 
-        run_real(args.seconds, args.seed)
+        runs = run_real(args.seconds, args.seed)
+        # The raw series first: a plotting failure must not cost the (minutes-long) run.
+        print(f"series: {save(runs, IMG / 'autoscale_real.json', args.seconds, args.seed)}")
+        real: dict[str, dict[str, Series]] = {}
+        for r in runs:
+            real.setdefault(r.load, {})[r.policy] = Series(
+                r.t, r.offered, r.served, violation_ratio(r.offered, r.violations), r.cost_per_hour
+            )
+        print(f"plot: {plot(real, 'autoscale_real', 'cost ($/h)', nested=True)}")
         return
     results = run_sim(args.seconds, args.seed)
     print(table(results))
-    for path in plot(results, "autoscale_sim"):
-        print(f"plot: {path}")
+    sim = {load: {name: sim_series(r) for name, r in by.items()} for load, by in results.items()}
+    print(f"plot: {plot(sim, 'autoscale_sim', 'cumulative cost')}")
 
 
 if __name__ == "__main__":
