@@ -25,7 +25,7 @@ from infaas.instance_state import Thresholds
 from infaas.schemas import WorkerRegistration
 from infaas.selection import WorkerView
 from infaas.variants import VariantProfile
-from infaas.web import install_common
+from infaas.web import install_common, settle_heap
 from services.executor import control, metrics
 from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
@@ -194,6 +194,7 @@ def create_app(settings: Settings) -> FastAPI:
                 await asyncio.sleep(settings.heartbeat_interval_s)
 
         task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
+        settle_heap()
         yield
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
