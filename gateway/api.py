@@ -182,25 +182,38 @@ async def list_workers(request: Request, authorization: AuthHeader = None) -> Re
     return await _forward(request, principal, "GET", "/v1/workers")
 
 
+async def app_query_frame(state: GatewayState, authorization: str | None, app: str, body: bytes) -> bytes:
+    """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query frame."""
+    principal = await state.auth.principal(authorization)
+    target = await state.auth.app(principal, app)
+    data = queries.parse_body(body)
+    return queries.app_frame(target, data, max_rows=state.settings.max_query_rows)
+
+
+async def model_query_frame(state: GatewayState, authorization: str | None, name: str, body: bytes) -> bytes:
+    """`POST /v1/models/{name}/infer` up to the scheduler, like `app_query_frame`."""
+    principal = await state.auth.principal(authorization)
+    model = await state.auth.model(principal, name)
+    data = queries.parse_body(body)
+    app = await state.auth.app_of(model)
+    return queries.model_frame(model, app, data, max_rows=state.settings.max_query_rows)
+
+
 async def query_app(request: Request) -> Response:
-    """`POST /v1/apps/{app}/infer`, mounted as a plain Starlette route ahead of the documented one:
-    FastAPI would solve dependencies for every query, which costs more than the rest of this hop."""
+    """The app query through FastAPI's stack (the served gateway takes it in `gateway.lane` first)."""
     state = _state(request)
-    principal = await state.auth.principal(request.headers.get("authorization"))
-    target = await state.auth.app(principal, request.path_params["app"])
-    data = queries.parse_body(await request.body())
-    frame = queries.app_frame(target, data, max_rows=state.settings.max_query_rows)
+    body = await request.body()
+    auth = request.headers.get("authorization")
+    frame = await app_query_frame(state, auth, request.path_params["app"], body)
     return await _to_scheduler(request, frame)
 
 
 async def query_model(request: Request) -> Response:
-    """`POST /v1/models/{name}/infer`, a plain Starlette route like `query_app`."""
+    """The model query through FastAPI's stack, like `query_app`."""
     state = _state(request)
-    principal = await state.auth.principal(request.headers.get("authorization"))
-    model = await state.auth.model(principal, request.path_params["name"])
-    data = queries.parse_body(await request.body())
-    app = await state.auth.app_of(model)
-    frame = queries.model_frame(model, app, data, max_rows=state.settings.max_query_rows)
+    body = await request.body()
+    name = request.path_params["name"]
+    frame = await model_query_frame(state, request.headers.get("authorization"), name, body)
     return await _to_scheduler(request, frame)
 
 

@@ -9,11 +9,13 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
+from starlette.types import ASGIApp
 
 from gateway.api import FAST_ROUTES, INFER_SCHEMAS, router
 from gateway.auth import Authenticator
 from gateway.events import router as events_router
 from gateway.jobs import router as jobs_router
+from gateway.lane import QueryLane
 from gateway.limits import BodyLimit
 from gateway.oip import router as oip_router
 from gateway.oip_schemas import OIP_SCHEMAS
@@ -22,7 +24,15 @@ from gateway.ui import router as ui_router
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.config import Settings
-from infaas.web import install_common
+from infaas.web import install_common, settle_heap
+
+
+def serve_app(
+    settings: Settings, *, embedded_scheduler: Callable[[Settings], QueryDispatch] | None = None
+) -> ASGIApp:
+    """What the ASGI server runs: the app behind the query lane (`gateway/lane.py`)."""
+    app = create_app(settings, embedded_scheduler=embedded_scheduler)
+    return QueryLane(app, max_body_bytes=settings.max_request_bytes)
 
 
 def create_app(
@@ -48,6 +58,7 @@ def create_app(
             scheduler=scheduler,
             auth=Authenticator(registry, ttl_s=settings.auth_cache_ttl_s),
         )
+        settle_heap()
         yield
         await registry.aclose()
         await scheduler.aclose()

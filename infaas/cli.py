@@ -18,7 +18,7 @@ from infaas.config import SERVICES, Settings, get_settings
 from infaas.logs import configure_logging
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
+    from starlette.types import ASGIApp
 
 app = typer.Typer(
     help="infaas: model-less inference serving.", no_args_is_help=True, pretty_exceptions_enable=False
@@ -79,14 +79,14 @@ def serve(
     )
 
 
-def _gateway(settings: Settings) -> FastAPI:
-    from gateway.app import create_app
+def _gateway(settings: Settings) -> ASGIApp:
+    from gateway.app import serve_app
 
     if settings.scheduler_mode == "embedded":
         from services.scheduler.app import EmbeddedScheduler
 
-        return create_app(settings, embedded_scheduler=EmbeddedScheduler)
-    return create_app(settings)
+        return serve_app(settings, embedded_scheduler=EmbeddedScheduler)
+    return serve_app(settings)
 
 
 def _factory(service: str):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 _METRICS: dict[str, tuple[Counter, Histogram]] = {}
 
 
-def _metrics_for(service: str) -> tuple[Counter, Histogram]:
+def metrics_for(service: str) -> tuple[Counter, Histogram]:
     # Starlette may build the middleware stack more than once; the collectors must exist once.
     if service not in _METRICS:
         _METRICS[service] = (
@@ -29,7 +29,7 @@ def _metrics_for(service: str) -> tuple[Counter, Histogram]:
 class RequestMetrics:
     def __init__(self, app: ASGIApp, *, service: str) -> None:
         self.app = app
-        self.requests, self.seconds = _metrics_for(service)
+        self.requests, self.seconds = metrics_for(service)
         self._templates: dict[object, str] | None = None
 
     def _template_of(self, scope: Scope) -> str:

@@ -23,6 +23,7 @@ _LITTLE = sys.byteorder == "little"
 _ALLOWED_DTYPES = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 )
+_NAMES = {np.dtype(n).newbyteorder("<"): n for n in _ALLOWED_DTYPES}
 
 
 def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -> bytes:
@@ -33,7 +34,8 @@ def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -
         contiguous = np.ascontiguousarray(array)
         if contiguous.dtype.byteorder == ">" or (contiguous.dtype.byteorder == "=" and not _LITTLE):
             contiguous = contiguous.astype(contiguous.dtype.newbyteorder("<"))  # frames are little-endian
-        specs.append({"name": name, "dtype": contiguous.dtype.name, "shape": list(contiguous.shape)})
+        dtype = _NAMES.get(contiguous.dtype) or contiguous.dtype.name  # `.name` is slow Python code
+        specs.append({"name": name, "dtype": dtype, "shape": list(contiguous.shape)})
         chunks.append(contiguous.tobytes())
     head = orjson.dumps({**header, "tensors": specs})
     return b"".join([_LEN.pack(len(head)), head, *chunks])

@@ -54,7 +54,7 @@ def answer(
     total_ms = (time.perf_counter() - arrived) * 1000
     slo_met = None if req.latency_ms is None else (total_ms <= req.latency_ms and not default)
     if slo_met is not None and not default:
-        metrics.SLO.labels(str(slo_met).lower()).inc()
+        metrics.SLO_MET[slo_met].inc()
     return orjson.dumps(
         {
             "outputs": outputs,

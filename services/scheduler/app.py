@@ -13,7 +13,7 @@ from infaas.clients.executor import ExecutorClient
 from infaas.clients.rawhttp import RawResponse
 from infaas.config import Settings
 from infaas.errors import InfaasError
-from infaas.web import install_common, request_id
+from infaas.web import install_common, request_id, settle_heap
 from services.scheduler import metrics
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
@@ -62,7 +62,8 @@ async def dispatch(dispatcher: Dispatcher, frame: bytes, request_id: str) -> byt
         outcome = exc.code
         raise
     finally:
-        metrics.REQUEST_SECONDS.labels(outcome).observe(time.perf_counter() - start)
+        seconds = metrics.REQUEST_OK if outcome == "ok" else metrics.REQUEST_SECONDS.labels(outcome)
+        seconds.observe(time.perf_counter() - start)
 
 
 async def infer(request: Request) -> Response:
@@ -92,6 +93,7 @@ def create_app(settings: Settings) -> FastAPI:
         await scheduler.start()
         app.state.snapshot = scheduler.snapshot
         app.state.dispatcher = scheduler.dispatcher
+        settle_heap()
         yield
         await scheduler.aclose()
 

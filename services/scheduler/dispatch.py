@@ -63,8 +63,7 @@ class Dispatcher:
         ready = asyncio.Event()
         self._listener = asyncio.create_task(self._listen(ready), name="replies")
         await asyncio.wait_for(ready.wait(), timeout=10)
-        if self.push is not None:
-            self._counting = asyncio.create_task(self._count_pushed(), name="pushed-counter")
+        self._counting = asyncio.create_task(self._housekeeping(), name="housekeeping")
 
     async def stop(self) -> None:
         if self.push is not None:
@@ -75,11 +74,19 @@ class Dispatcher:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _count_pushed(self, every_s: float = 0.25) -> None:
-        """Add the queries pushed since the last turn to each variant's store counter: the planner's
-        measure of offered load (services/planner/observe.py), for one round trip per turn, not per query."""
+    async def _housekeeping(self, every_s: float = 0.25) -> None:
+        """What need not happen per query, every `every_s`: the queue gauges, and adding the queries
+        pushed since the last turn to each variant's store counter, the planner's measure of offered
+        load (services/planner/observe.py) — one round trip per turn, not per query."""
+        shown: set[str] = set()
         while True:
             await asyncio.sleep(every_s)
+            metrics.PENDING.set(len(self._waiting))
+            for vid in shown - self._rows_in_flight.keys():
+                metrics.QUEUED_ROWS.labels(vid).set(0)
+            for vid, rows in self._rows_in_flight.items():
+                metrics.QUEUED_ROWS.labels(vid).set(rows)
+            shown = set(self._rows_in_flight)
             if not self._pushed:
                 continue
             counts, self._pushed = self._pushed, Counter()
@@ -174,7 +181,7 @@ class Dispatcher:
         if header.get("cache", True):
             key = PredictionCache.key(variant.model, input_digest(inputs))
             hit = self._usable(self.cache.get(key), req, rows)
-            metrics.CACHE.labels("hit" if hit is not None else "miss").inc()
+            (metrics.CACHE_HIT if hit is not None else metrics.CACHE_MISS).inc()
             if hit is not None:
                 return answer(
                     hit[0],
@@ -192,7 +199,6 @@ class Dispatcher:
         self._app_in_flight[app] += 1
         self._in_flight += 1
         self._rows_in_flight[variant.id] += rows
-        metrics.QUEUED_ROWS.labels(variant.id).set(self._rows_in_flight[variant.id])
         try:
             loaded_now = False
             if decision.action == "load":
@@ -202,7 +208,6 @@ class Dispatcher:
             self._app_in_flight[app] -= 1
             self._in_flight -= 1
             self._rows_in_flight[variant.id] -= rows
-            metrics.QUEUED_ROWS.labels(variant.id).set(max(0, self._rows_in_flight[variant.id]))
             if self._rows_in_flight[variant.id] <= 0:
                 del self._rows_in_flight[variant.id]
 
@@ -222,7 +227,7 @@ class Dispatcher:
             exc.details["retry_after_s"] = 1
             raise
         metrics.DECISION_SECONDS.observe(time.perf_counter() - t0)
-        metrics.DECISIONS.labels(decision.action).inc()
+        metrics.DECIDED[decision.action].inc()
         return decision
 
     def _push_target(self, decision: Decision) -> WorkerView | None:
@@ -277,7 +282,6 @@ class Dispatcher:
             )
             future: asyncio.Future[bytes | memoryview] = asyncio.get_running_loop().create_future()
             self._waiting[qid] = future
-            metrics.PENDING.inc()
             try:
                 if target is None:
                     await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
@@ -310,7 +314,6 @@ class Dispatcher:
                     ) from exc
                 return missed(decision, header, rows, request_id, arrived, req)
             finally:
-                metrics.PENDING.dec()
                 self._waiting.pop(qid, None)
                 if target is not None and self.push is not None:
                     self.push.done(qid, target.push)

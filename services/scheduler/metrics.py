@@ -35,3 +35,10 @@ REDISPATCHED = Counter(
     "Queries sent again because their worker refused them or its push connection dropped",
     ["reason"],
 )
+
+# Label children of the per-query counters, bound once: `labels()` takes a lock and builds a key on
+# every call, which on the query path cost more than the increment itself.
+CACHE_HIT, CACHE_MISS = CACHE.labels("hit"), CACHE.labels("miss")
+DECIDED = {action: DECISIONS.labels(action) for action in ("active", "load")}
+SLO_MET = {True: SLO.labels("true"), False: SLO.labels("false")}
+REQUEST_OK = REQUEST_SECONDS.labels("ok")

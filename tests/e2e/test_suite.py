@@ -3,6 +3,7 @@ and a Celery profiler worker."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,20 @@ def test_gateway_rejects_bad_requests_before_queueing(running: RunningSuite, sho
         huge = b'{"inputs": [[' + b"0.0," * 200_000 + b"0.0]]}"
         too_big = client.post("/v1/apps/shop/infer", content=huge)
         assert too_big.status_code == 413 and too_big.json()["error"]["code"] == "payload_too_large"
+
+        def chunked() -> Iterator[bytes]:  # no Content-Length: refused once the bytes pass the limit
+            for i in range(0, len(huge), 64 * 1024):
+                yield huge[i : i + 64 * 1024]
+
+        too_big = client.post("/v1/models/small/infer", content=chunked())
+        assert too_big.status_code == 413 and too_big.json()["error"]["code"] == "payload_too_large"
+        traced = client.post(
+            "/v1/apps/shop/infer", json={"inputs": [row]}, headers={"X-Request-Id": "trace-42"}
+        )
+        assert traced.status_code == 200 and traced.headers["x-request-id"] == "trace-42"
+        assert traced.json()["request_id"] == "trace-42"
+        missing = client.post("/v1/apps/nope/infer", json={"inputs": [row]}, headers={"X-Request-Id": "t-43"})
+        assert missing.headers["x-request-id"] == "t-43" and missing.json()["error"]["code"] == "not_found"
 
 
 def test_corrupt_model_is_rejected_and_leaves_no_row_and_no_artifact(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from infaas.http_metrics import _metrics_for
+from infaas.http_metrics import metrics_for
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "infaas-serving.json"
 METRIC_MODULES = (
@@ -36,7 +36,7 @@ def registered_names() -> set[str]:
     for module in METRIC_MODULES:
         importlib.import_module(module)
     for service in ("gateway", "scheduler", "executor", "registry", "planner"):
-        _metrics_for(service)
+        metrics_for(service)
     return set(REGISTRY._names_to_collectors)
 
 

@@ -1,0 +1,144 @@
+"""The query lane: the two query routes served straight from the ASGI server, ahead of FastAPI.
+
+`POST /v1/apps/{app}/infer` and `POST /v1/models/{name}/infer` are the product's hot path. Through
+FastAPI each one passed about ten ASGI layers (error and exception middlewares, FastAPI's own, the
+body limit, request id, metrics, the router, the request/response wrapper), each wrapping `send` and
+some building objects — about a third of the gateway's CPU per query (docs/benchmarks.md). This layer
+does what those layers did for these two routes, once, and hands every other request to the app:
+- the body limit (413 by Content-Length, or as soon as the bytes pass it);
+- the request id (the caller's `X-Request-Id` or a new one), bound for logs and returned;
+- the app's error rendering: an `InfaasError` is its JSON body and status, with `Retry-After` when it
+  has one; anything else is logged and answered 500 `internal`, as `infaas.web` does;
+- the HTTP metrics, under the same route templates.
+The routes stay declared in the app for the OpenAPI schema, the SDKs, and for use without this layer.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+from fastapi import FastAPI
+from starlette.types import Receive, Scope, Send
+
+from gateway.api import app_query_frame, model_query_frame
+from gateway.state import GatewayState
+from infaas.clients.base import raise_for_error
+from infaas.errors import InfaasError, PayloadTooLarge
+from infaas.http_metrics import metrics_for
+from infaas.logs import accept_request_id, request_id_var
+
+log = logging.getLogger("infaas.gateway")
+
+FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[bytes]]
+_ROUTES: dict[str, tuple[str, FrameBuilder]] = {
+    "apps": ("/v1/apps/{app}/infer", app_query_frame),
+    "models": ("/v1/models/{name}/infer", model_query_frame),
+}
+
+
+class _Disconnected(Exception):
+    """The client went away before its body arrived: there is nobody to answer."""
+
+
+class QueryLane:
+    def __init__(self, app: FastAPI, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.requests, self.seconds = metrics_for("gateway")  # the same collectors as the app's
+        self._bound: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = _match(scope) if scope["type"] == "http" else None
+        if route is None:
+            await self.app(scope, receive, send)
+            return
+        template, build, name = route
+        start = time.perf_counter()
+        headers = dict(reversed(scope["headers"]))  # a handful of pairs; the first of a repeated one wins
+        rid = accept_request_id(headers.get(b"x-request-id"))
+        token = request_id_var.set(rid)
+        extra: list[tuple[bytes, bytes]] = []
+        try:
+            body = await self._body(headers, receive)
+            state: GatewayState = self.app.state.gateway
+            auth = headers.get(b"authorization")
+            frame = await build(state, auth.decode("latin-1") if auth is not None else None, name, body)
+            upstream = await state.scheduler.infer(frame, request_id=rid)
+            raise_for_error(upstream)
+            status, content = 200, upstream.content
+        except _Disconnected:
+            return
+        except InfaasError as exc:
+            status, content = exc.status, orjson.dumps(exc.to_body())
+            retry = exc.details.get("retry_after_s")
+            if retry is not None:
+                extra.append((b"retry-after", str(max(1, math.ceil(float(retry)))).encode()))
+        except Exception:
+            log.exception("unhandled error in gateway")
+            status = 500
+            content = b'{"error":{"code":"internal","message":"internal error in gateway"}}'
+        finally:
+            request_id_var.reset(token)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(content)).encode()),
+                    (b"x-request-id", rid.encode()),
+                    *extra,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": content})
+        counter, timer = self._children(template, status)
+        counter.inc()
+        timer.observe(time.perf_counter() - start)
+
+    def _children(self, template: str, status: int) -> tuple[Any, Any]:
+        """The metrics' label children, bound once per (route, status)."""
+        found = self._bound.get((template, status))
+        if found is None:
+            found = (
+                self.requests.labels("POST", template, str(status)),
+                self.seconds.labels("POST", template),
+            )
+            self._bound[(template, status)] = found
+        return found
+
+    async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes:
+        limit = self.max_body_bytes
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _match(scope: Scope) -> tuple[str, FrameBuilder, str] | None:
+    """(template, frame builder, name) for `POST /v1/{apps|models}/<name>/infer`, else None (the
+    app's router then answers it, redirects and 405s included)."""
+    if scope["method"] != "POST":
+        return None
+    parts = scope["path"].split("/")
+    if len(parts) != 5 or parts[0] or parts[1] != "v1" or parts[4] != "infer" or not parts[3]:
+        return None
+    route = _ROUTES.get(parts[2])
+    return (route[0], route[1], parts[3]) if route is not None else None
