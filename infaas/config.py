@@ -189,6 +189,9 @@ class Settings(BaseSettings):
     autoscale_interval_s: float = 1.0
     """How often the model autoscaler decides (INFaaS: 1 s)."""
 
+    events_retention_days: float = 30.0
+    """Scaling events older than this are deleted by the planner (hourly); 0 keeps them forever."""
+
     slack_threshold: float = 1.05
     """Minimum headroom (capacity / load) the model autoscaler keeps per model (INFaaS: 1.05)."""
 

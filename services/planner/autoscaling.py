@@ -4,6 +4,7 @@ settings. `start_autoscaling` is called from the planner's lifespan; `router` se
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -23,6 +24,8 @@ from services.planner.worker_loop import WorkerAutoscaler
 from services.planner.workers import WorkerConfig
 
 __all__ = ["router", "start_autoscaling", "make_provider"]
+
+log = logging.getLogger("infaas.planner")
 
 
 def make_provider(settings: Settings) -> WorkerProvider | None:
@@ -77,6 +80,16 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         tasks.append(
             asyncio.create_task(run_every(settings.autoscale_interval_s, scaler.tick, "model autoscaler"))
         )
+    if settings.events_retention_days > 0:
+        retention_s = settings.events_retention_days * 86400
+        events: EventLog = app.state.events
+
+        async def prune() -> None:
+            pruned = await events.prune(retention_s)
+            if pruned:
+                log.info("pruned %d events older than %g days", pruned, settings.events_retention_days)
+
+        tasks.append(asyncio.create_task(run_every(3600.0, prune, "event pruning")))
     provider = make_provider(settings)
     if provider is not None:
         workers = WorkerAutoscaler(

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
 from infaas.db import EventRow, make_sessionmaker, utcnow
@@ -49,6 +50,15 @@ class EventLog:
         )
         (event_id,) = await asyncio.to_thread(self._insert, [row])
         return event_id
+
+    def _prune(self, older_than_s: float) -> int:
+        cutoff = utcnow() - timedelta(seconds=older_than_s)
+        with self.sessions() as session, session.begin():
+            return int(session.execute(delete(EventRow).where(EventRow.at < cutoff)).rowcount or 0)
+
+    async def prune(self, older_than_s: float) -> int:
+        """Delete events older than `older_than_s`; returns how many went."""
+        return await asyncio.to_thread(self._prune, older_than_s)
 
     def _list(
         self, limit: int, before: int | None, model: str | None, kind: str | None, action: str | None

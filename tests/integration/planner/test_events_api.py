@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from fastapi.testclient import TestClient
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 
 from infaas.config import Settings
-from infaas.db import EventRow, make_engine
+from infaas.db import EventRow, make_engine, utcnow
 from infaas.events import EventPage
 from services.planner.app import create_app
 from services.planner.events import EventLog
@@ -61,6 +62,29 @@ def test_events_are_listed_newest_first_filtered_and_paged(settings: Settings) -
             assert [e["action"] for e in workers] == ["add_worker"]
             bad = client.get("/internal/events", params={"limit": 0})
             assert bad.status_code == 422 and "error" in bad.json()
+    finally:
+        with engine.begin() as conn:
+            conn.execute(delete(EventRow))
+        engine.dispose()
+
+
+def test_events_older_than_the_retention_are_pruned(settings: Settings) -> None:
+    engine = make_engine(settings.resolved_database_url)
+    with engine.begin() as conn:
+        conn.execute(delete(EventRow))
+    log = EventLog(engine)
+
+    async def scenario() -> tuple[int, int]:
+        old = await log.record(kind="model_autoscaler", action="remove", outcome="done", reason="old")
+        new = await log.record(kind="model_autoscaler", action="remove", outcome="done", reason="new")
+        with engine.begin() as conn:  # the first one happened 40 days ago
+            conn.execute(update(EventRow).where(EventRow.id == old).values(at=utcnow() - timedelta(days=40)))
+        return await log.prune(30 * 86400), new
+
+    try:
+        pruned, kept = asyncio.run(scenario())
+        assert pruned == 1
+        assert [e.id for e in asyncio.run(log.list())] == [kept]
     finally:
         with engine.begin() as conn:
             conn.execute(delete(EventRow))

@@ -58,6 +58,25 @@ def _frame(x: np.ndarray, **header: Any) -> bytes:
     return encode_frame({**base, **header}, {"x": x})
 
 
+async def _offer(
+    dispatcher: Dispatcher, results: list[dict[str, Any] | Exception], *, n: int, gap_s: float
+) -> None:
+    """Send `n` one-row queries `gap_s` apart without waiting for answers; record each answer or error."""
+    x = np.ones((1, 64), dtype=np.float32)
+
+    async def one(i: int) -> None:
+        try:
+            results.append(orjson.loads(await dispatcher.infer(_frame(x), f"q{i}")))
+        except Exception as exc:
+            results.append(exc)
+
+    tasks = []
+    for i in range(n):
+        tasks.append(asyncio.create_task(one(i)))
+        await asyncio.sleep(gap_s)
+    await asyncio.gather(*tasks)
+
+
 async def _serve_on_both(cluster: Cluster, dispatcher: Dispatcher, vid: str) -> None:
     sync = redis.Redis.from_url(cluster.settings.redis_url)
     store.publish_variants(sync, [cluster.profile(vid, saturation_qps=5000.0, max_batch=8)])
@@ -111,23 +130,8 @@ async def test_killing_an_executor_mid_load_loses_no_query(cluster: Cluster, dis
     await dispatcher.snapshot.start()
     await dispatcher.start()
     await _serve_on_both(cluster, dispatcher, "digits.k")
-    x = np.ones((1, 64), dtype=np.float32)
     results: list[dict[str, Any] | Exception] = []
-
-    async def one(i: int) -> None:
-        try:
-            results.append(orjson.loads(await dispatcher.infer(_frame(x), f"k{i}")))
-        except Exception as exc:
-            results.append(exc)
-
-    async def load() -> None:
-        tasks = []
-        for i in range(600):  # 3 s at 200/s, the kill in the middle
-            tasks.append(asyncio.create_task(one(i)))
-            await asyncio.sleep(0.005)
-        await asyncio.gather(*tasks)
-
-    source = asyncio.create_task(load())
+    source = asyncio.create_task(_offer(dispatcher, results, n=600, gap_s=0.005))  # 3 s at 200/s
     await asyncio.sleep(1.5)
     victim = cluster.suite.procs["executor"]
     victim.send_signal(signal.SIGKILL)
@@ -159,23 +163,9 @@ async def test_draining_the_last_instance_behind_a_stale_snapshot_loses_no_query
             await asyncio.sleep(0.2)
             await dispatcher.snapshot.refresh_live()
         # From here on the snapshot is frozen: no poll, no invalidations (dispatcher.start is not called).
-        x = np.ones((1, 64), dtype=np.float32)
         results: list[dict[str, Any] | Exception] = []
-
-        async def one(i: int) -> None:
-            try:
-                results.append(orjson.loads(await dispatcher.infer(_frame(x), f"d{i}")))
-            except Exception as exc:
-                results.append(exc)
-
-        async def load() -> None:
-            tasks = []
-            for i in range(150):  # 3 s at 50/s; the drain (0.6 s grace) happens after 1 s
-                tasks.append(asyncio.create_task(one(i)))
-                await asyncio.sleep(0.02)
-            await asyncio.gather(*tasks)
-
-        source = asyncio.create_task(load())
+        # 3 s at 50/s; the drain (0.6 s grace) happens after 1 s.
+        source = asyncio.create_task(_offer(dispatcher, results, n=150, gap_s=0.02))
         await asyncio.sleep(1.0)
         drained = await executors.drain_instance(cluster.executor_urls[0], "digits.d")
         await source
