@@ -68,8 +68,11 @@ def serve(
 
     asgi = _gateway(settings) if service == "gateway" else _factory(service)(settings)
     host = settings.gateway_host if service == "gateway" else settings.host
+    from infaas.httpserver import CoalescingHttpToolsProtocol
+
     uvicorn.run(
         asgi,
+        http=CoalescingHttpToolsProtocol,  # a response's head and body in one write
         host=host,
         port=settings.port(service),
         log_level="warning",
