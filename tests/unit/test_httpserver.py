@@ -42,7 +42,11 @@ def port() -> Iterator[int]:
     """A real uvicorn with our protocol, in a thread; yields its port."""
     port = free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, http=CoalescingHttpToolsProtocol, log_level="error"
+        app,
+        host="127.0.0.1",
+        port=port,
+        http=CoalescingHttpToolsProtocol,
+        log_config=None,  # as the services run it: uvicorn's own config would rewire the loggers
     )
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
