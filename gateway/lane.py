@@ -7,8 +7,8 @@ some building objects — about a third of the gateway's CPU per query (docs/ben
 does what those layers did for these two routes, once, and hands every other request to the app:
 - the body limit (413 by Content-Length, or as soon as the bytes pass it);
 - the request id (the caller's `X-Request-Id` or a new one), bound for logs and returned;
-- the app's error rendering: an `InfaasError` is its JSON body and status, with `Retry-After` when it
-  has one; anything else is logged and answered 500 `internal`, as `infaas.web` does;
+- the app's error rendering (`infaas.web`'s own helpers): an `InfaasError` is its JSON body and status,
+  with `Retry-After` when it has one; anything else is logged and answered 500 `internal`;
 - the HTTP metrics, under the same route templates.
 The routes stay declared in the app for the OpenAPI schema, the SDKs, and for use without this layer.
 """
@@ -16,7 +16,6 @@ The routes stay declared in the app for the OpenAPI schema, the SDKs, and for us
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -31,6 +30,7 @@ from infaas.clients.base import raise_for_error
 from infaas.errors import InfaasError, PayloadTooLarge
 from infaas.http_metrics import metrics_for
 from infaas.logs import accept_request_id, request_id_var
+from infaas.web import internal_error_body, retry_after
 
 log = logging.getLogger("infaas.gateway")
 
@@ -75,13 +75,12 @@ class QueryLane:
             return
         except InfaasError as exc:
             status, content = exc.status, orjson.dumps(exc.to_body())
-            retry = exc.details.get("retry_after_s")
+            retry = retry_after(exc)
             if retry is not None:
-                extra.append((b"retry-after", str(max(1, math.ceil(float(retry)))).encode()))
+                extra.append((b"retry-after", retry.encode()))
         except Exception:
             log.exception("unhandled error in gateway")
-            status = 500
-            content = b'{"error":{"code":"internal","message":"internal error in gateway"}}'
+            status, content = 500, internal_error_body("gateway")
         finally:
             request_id_var.reset(token)
         await send(

@@ -8,6 +8,7 @@ the peer costs ~100 µs, so under load a batch of answers is one wake-up, not on
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import struct
@@ -18,7 +19,7 @@ log = logging.getLogger("infaas.framing")
 _LEN = struct.Struct(">I")
 
 
-class FramedProtocol(asyncio.Protocol):
+class FramedProtocol(asyncio.Protocol, abc.ABC):
     """Splits the byte stream into frames and coalesces writes; subclasses handle `frame_received`."""
 
     def __init__(self, *, max_frame_bytes: int) -> None:
@@ -36,8 +37,9 @@ class FramedProtocol(asyncio.Protocol):
         self.closed = True
         self._out.clear()
 
+    @abc.abstractmethod
     def frame_received(self, frame: bytes | memoryview) -> None:
-        raise NotImplementedError
+        """One whole frame: a view over an immutable chunk or a copy, safe to keep."""
 
     def data_received(self, data: bytes) -> None:
         if self._buf:

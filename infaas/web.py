@@ -27,8 +27,24 @@ def json_response(body: object, status: int = 200) -> Response:
     return Response(orjson.dumps(body), status_code=status, media_type="application/json")
 
 
+def error_body(code: str, message: str, **details: object) -> bytes:
+    return orjson.dumps({"error": {"code": code, "message": message, **details}})
+
+
 def error_response(status: int, code: str, message: str, **details: object) -> Response:
-    return json_response({"error": {"code": code, "message": message, **details}}, status)
+    return Response(error_body(code, message, **details), status_code=status, media_type="application/json")
+
+
+def retry_after(exc: InfaasError) -> str | None:
+    """The `Retry-After` value of an error that says when to come back (shed load): RFC 9110 whole
+    seconds, at least one."""
+    retry = exc.details.get("retry_after_s")
+    return None if retry is None else str(max(1, math.ceil(float(retry))))
+
+
+def internal_error_body(service: str) -> bytes:
+    """The 500 answer to an unexpected exception (the traceback goes to the service's log)."""
+    return error_body("internal", f"internal error in {service}")
 
 
 def settle_heap() -> None:
@@ -57,9 +73,9 @@ def install_common(app: FastAPI, *, service: str) -> None:
     @app.exception_handler(InfaasError)
     async def _infaas_error(_request: Request, exc: InfaasError) -> Response:
         response = json_response(exc.to_body(), exc.status)
-        retry = exc.details.get("retry_after_s")
-        if retry is not None:  # shed load says when to come back (RFC 9110 Retry-After, whole seconds)
-            response.headers["Retry-After"] = str(max(1, math.ceil(float(retry))))
+        retry = retry_after(exc)
+        if retry is not None:
+            response.headers["Retry-After"] = retry
         return response
 
     @app.exception_handler(RequestValidationError)
@@ -81,7 +97,7 @@ def install_common(app: FastAPI, *, service: str) -> None:
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> Response:
         log.exception("unhandled error in %s", service, exc_info=exc)
-        return error_response(500, "internal", f"internal error in {service}")
+        return Response(internal_error_body(service), status_code=500, media_type="application/json")
 
     @app.get("/health", include_in_schema=False)
     async def health() -> dict[str, str]:

@@ -46,7 +46,7 @@ class PushConnection(FramedProtocol):
         worker would fail alike), or drop the connection if not even the id can be read."""
         metrics.FAILURES.labels("unknown", "malformed").inc()
         try:
-            qid = peek_header(bytes(frame)).get("id")
+            qid = peek_header(frame).get("id")
         except BadRequest:
             log.warning("closing a push connection that sent an unreadable frame")
             self.abort()

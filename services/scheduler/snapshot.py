@@ -73,10 +73,18 @@ class SnapshotCache:
         if self._unreachable:
             now = time.monotonic()
             self._unreachable = {a: t for a, t in self._unreachable.items() if t > now}
-            gone = {w.id for w in workers if w.push in self._unreachable}
-            workers = tuple(w for w in workers if w.id not in gone)
-            instances = tuple(i for i in instances if i.worker_id not in gone)
-        self._set_live(workers, instances)
+        self._set_live(*self._reachable(workers, instances))
+
+    def _reachable(
+        self, workers: tuple[WorkerView, ...], instances: tuple[InstanceView, ...]
+    ) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
+        """`workers` and `instances` without the workers whose push address is left out."""
+        gone = {w.id for w in workers if w.push in self._unreachable}
+        if not gone:
+            return workers, instances
+        return tuple(w for w in workers if w.id not in gone), tuple(
+            i for i in instances if i.worker_id not in gone
+        )
 
     def _set_live(self, workers: tuple[WorkerView, ...], instances: tuple[InstanceView, ...]) -> None:
         self.snapshot = replace(self.snapshot, workers=workers, instances=instances)
@@ -105,11 +113,7 @@ class SnapshotCache:
         """A worker whose push connection failed or dropped: leave it out, its instances included, until
         its heartbeat would have expired anyway (a restarted executor listens on a new address)."""
         self._unreachable[push_addr] = time.monotonic() + self.ttl_s
-        gone = {w.id for w in self.snapshot.workers if w.push == push_addr}
-        self._set_live(
-            tuple(w for w in self.snapshot.workers if w.id not in gone),
-            tuple(i for i in self.snapshot.instances if i.worker_id not in gone),
-        )
+        self._set_live(*self._reachable(self.snapshot.workers, self.snapshot.instances))
 
     async def start(self) -> None:
         await self.refresh_variants()
