@@ -16,6 +16,7 @@ from fastapi import APIRouter, FastAPI, Request
 from pydantic import BaseModel
 
 from infaas import store
+from infaas.aio import stop_tasks
 from infaas.artifacts import LocalArtifactStore
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.config import Settings
@@ -196,9 +197,7 @@ def create_app(settings: Settings) -> FastAPI:
         task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
         settle_heap()
         yield
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await stop_tasks(task)
         push_server.close()  # no new connections; unloading refuses what is queued, to be sent elsewhere
         await host.close()
         with contextlib.suppress(Exception):

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from infaas import store
+from infaas.aio import stop_tasks
 from infaas.errors import NotFound, Unavailable
 from services.executor.instances import Instance, InstanceHost
 
@@ -129,7 +130,7 @@ async def drain_worker(
     host = _host(request)
     control = request.app.state.control
     control["draining"] = True
-    _stop_heartbeat()
+    await _stop_heartbeat()
     await store.forget_worker(host.redis, host.worker_id)  # publishes invalidate: schedulers drop us now
     drained = await asyncio.gather(*(drain_instance(host, vid) for vid in list(host.instances)))
     if exit:
@@ -143,11 +144,9 @@ async def drain_status(request: Request) -> DrainStatus:
     return DrainStatus(worker=_host(request).worker_id, draining=request.app.state.control["draining"])
 
 
-def _stop_heartbeat() -> None:
+async def _stop_heartbeat() -> None:
     """A draining worker must vanish from the metadata store, or schedulers would cold-load on it."""
-    for task in asyncio.all_tasks():
-        if task.get_name() == "heartbeat":
-            task.cancel()
+    await stop_tasks(*(task for task in asyncio.all_tasks() if task.get_name() == "heartbeat"))
 
 
 class RefuseLoadsWhileDraining:

@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from infaas import store
+from infaas.aio import stop_tasks
 from infaas.artifacts import ArtifactStore
 from infaas.framing import FramedProtocol
 from infaas.instance_state import AIMD, InstanceMonitor, Status
@@ -31,6 +32,10 @@ log = logging.getLogger("infaas.executor")
 INLINE_MS = 0.5
 """Batches whose profiled p99 is at most this run on the event loop instead of the instance's thread."""
 
+UNLOAD_GRACE_S = 2.0
+"""How long an unload waits for the batch its instance is running to be answered before cutting it off
+(whatever it then leaves unanswered is refused, so the sender runs it elsewhere)."""
+
 
 @dataclass
 class Query:
@@ -40,6 +45,8 @@ class Query:
     rows: int
     conn: FramedProtocol | None = None
     """The push connection to answer on; None: the query came from the variant's stream."""
+    answered: bool = False
+    """Set when its answer is handed to its push connection (what an unload must not refuse again)."""
 
 
 Reply = Callable[[Query, bytes], None]
@@ -147,17 +154,17 @@ class InstanceHost:
                 raise
 
     async def unload(self, vid: str) -> bool:
-        instance = self.instances.pop(vid, None)
+        instance = self.instances.pop(vid, None)  # from here on, pushed queries for it are refused
         if instance is None:
             return False
-        for task in (instance.task, instance.inbox_task):
-            if task is not None:
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
+        # What waits in the inbox goes back to its senders now, to run elsewhere; the batch running is
+        # answered here (then the inbox consumer finds nothing left and returns), unless it takes longer
+        # than the grace period. Stream entries being served stay pending in the stream when cut off.
+        instance.draining = True
         self.refuse_inbox(instance, "the instance was unloaded")
+        instance.wake.set()
+        await stop_tasks(instance.task)
+        await stop_tasks(instance.inbox_task, grace_s=UNLOAD_GRACE_S)
         if instance.runtime is not None:
             instance.runtime.unload()
         instance.pool.shutdown(wait=False)
@@ -207,7 +214,13 @@ class InstanceHost:
                 q = instance.inbox.popleft()
                 taken.append(q)
                 rows += q.rows
-            await self.serve_queries(instance, taken, time.time(), _answer_on_connection)
+            try:
+                await self.serve_queries(instance, taken, time.time(), _answer_on_connection)
+            except asyncio.CancelledError:  # unloaded or shut down mid-batch: nothing taken is lost
+                for q in taken:
+                    if not q.answered and q.conn is not None and not q.conn.closed:
+                        q.conn.send(refusal(q.header, self.worker_id, "the instance was unloaded mid-batch"))
+                raise
 
     async def _consume(self, instance: Instance) -> None:
         """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
@@ -388,6 +401,7 @@ def refusal(header: dict[str, object], worker_id: str, reason: str) -> bytes:
 
 
 def _answer_on_connection(query: Query, frame: bytes) -> None:
+    query.answered = True
     conn = query.conn
     if conn is None or conn.closed:  # the sender went away: nobody is waiting for this answer
         metrics.FAILURES.labels(str(query.header.get("variant")), "sender_gone").inc()

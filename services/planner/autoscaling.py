@@ -11,12 +11,13 @@ from typing import Literal
 import redis.asyncio as aioredis
 from fastapi import FastAPI
 
+from infaas.aio import stop_tasks
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.config import Settings
 from infaas.db import make_engine
 from services.planner.events import EventLog
-from services.planner.loops import ModelAutoscaler, WorkerRequests, router, run_every, stop_tasks
+from services.planner.loops import ModelAutoscaler, WorkerRequests, router, run_every
 from services.planner.observe import LeaderLock, LoadMeter, SloCache
 from services.planner.providers.base import WorkerProvider
 from services.planner.scaling import ScalingConfig
@@ -114,7 +115,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         )
 
     async def stop() -> None:
-        await stop_tasks(tasks)
+        await stop_tasks(*tasks)
         await lock.release()
         if provider is not None:
             await provider.close()

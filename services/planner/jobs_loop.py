@@ -21,6 +21,7 @@ from prometheus_client import Counter, Gauge
 from pydantic import BaseModel
 
 from infaas import store
+from infaas.aio import stop_tasks
 from infaas.clients.jobs import AsyncJobsClient
 from infaas.config import Settings
 from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, THROTTLE_KEY, ThrottleState, make_jobs_celery
@@ -149,9 +150,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await stop_tasks(task)
         await jobs.aclose()
         await r.aclose()
 

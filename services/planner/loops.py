@@ -11,7 +11,6 @@ once its replacement is active, and a drain serves everything that was queued fo
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -188,14 +187,6 @@ async def run_every(interval_s: float, step: Callable[[], Awaitable[object]], na
         except Exception:
             log.exception("%s tick failed", name)
         await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
-
-
-async def stop_tasks(tasks: list[asyncio.Task[None]]) -> None:
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 router = APIRouter()

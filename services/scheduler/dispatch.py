@@ -16,6 +16,7 @@ import numpy as np
 import redis.asyncio as aioredis
 
 from infaas import store
+from infaas.aio import stop_tasks
 from infaas.cache import CachedAnswer, PredictionCache, input_digest
 from infaas.clients.executor import ExecutorClient
 from infaas.config import Settings
@@ -68,11 +69,7 @@ class Dispatcher:
     async def stop(self) -> None:
         if self.push is not None:
             await self.push.aclose()
-        for task in (self._listener, self._counting):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await stop_tasks(self._listener, self._counting)
 
     async def _housekeeping(self, every_s: float = 0.25) -> None:
         """What need not happen per query, every `every_s`: the queue gauges, and adding the queries

@@ -8,7 +8,6 @@ executor announces a change. A query then decides from memory, with no Redis rou
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from dataclasses import replace
 import redis.asyncio as aioredis
 
 from infaas import store
+from infaas.aio import stop_tasks
 from infaas.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.variants import VariantProfile
 
@@ -135,7 +135,4 @@ class SnapshotCache:
             await self.refresh_live()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await stop_tasks(self._task)

@@ -20,6 +20,7 @@ import redis
 import redis.asyncio as aioredis
 
 from infaas import store
+from infaas.artifacts import LocalArtifactStore
 from infaas.clients.executor import ExecutorClient
 from infaas.demo_models import DemoModel
 from infaas.framing import split_addr
@@ -208,3 +209,85 @@ async def test_bad_frames_on_the_push_endpoint_are_answered_or_cut_off_and_harm_
     writer.close()
     answer = orjson.loads(await dispatcher.infer(_frame(x), "after"))
     assert answer["variant"] == "digits.b"
+
+
+def _slow_model(layers: int = 64, width: int = 1024) -> bytes:
+    """An ONNX model of the digits signature that takes milliseconds per row (a chain of width×width
+    matmuls sharing one weight), so that a batch is still running when the test acts."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array((rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32), name)
+        for name, shape in (("w_in", (64, width)), ("w", (width, width)), ("w_out", (width, 10)))
+    ]
+    nodes = [helper.make_node("MatMul", ["x", "w_in"], ["h0"])]
+    for i in range(layers):
+        nodes.append(helper.make_node("MatMul", [f"h{i}", "w"], [f"m{i}"]))
+        nodes.append(helper.make_node("Tanh", [f"m{i}"], [f"h{i + 1}"]))
+    nodes.append(helper.make_node("MatMul", [f"h{layers}", "w_out"], ["logits"]))
+    nodes.append(helper.make_node("Softmax", ["logits"], ["probabilities"], axis=-1))
+    graph = helper.make_graph(
+        nodes,
+        "slow",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 64])],
+        [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 10])],
+        initializer=weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return bytes(model.SerializeToString())
+
+
+async def test_unloading_an_instance_mid_batch_loses_no_query(
+    cluster: Cluster, dispatcher: Dispatcher
+) -> None:
+    """DELETE /instances/{variant} while the instance runs a batch and more wait in its inbox: the
+    running batch is answered, the waiting queries are refused and sent again (the dispatcher loads
+    the variant anew), and none waits for its deadline."""
+    digest = LocalArtifactStore(cluster.settings.resolved_artifact_dir).put(_slow_model())
+    profile = cluster.profile(
+        "digits.u",
+        artifact_digest=digest,
+        max_batch=8,
+        latencies=((1, 10.0, 14.0), (8, 14.0, 20.0)),  # over INLINE_MS: batches run on the instance's thread
+        saturation_qps=5000.0,  # not its real peak: the dispatcher must queue all 400 queries, not shed them
+    )
+    sync = redis.Redis.from_url(cluster.settings.redis_url)
+    store.publish_variants(sync, [profile])
+    sync.close()
+    await dispatcher.snapshot.start()
+    await dispatcher.start()
+    executors = ExecutorClient()
+    try:
+        await executors.load(cluster.executor_urls[0], "digits.u")
+        deadline = time.monotonic() + 10
+        while not dispatcher.snapshot.serving.get("digits.u"):
+            assert time.monotonic() < deadline, "the instance's push endpoint did not show up"
+            await asyncio.sleep(0.2)
+            await dispatcher.snapshot.refresh_live()
+        rng = np.random.default_rng(1)
+        xs = [rng.random((1, 64), dtype=np.float32) for _ in range(400)]
+        started = time.monotonic()
+        pending = [
+            asyncio.create_task(dispatcher.infer(_frame(x, variant="digits.u"), f"u{i}"))
+            for i, x in enumerate(xs)
+        ]
+        await asyncio.sleep(0.1)  # a batch is running (50 of them take ~0.5 s), the rest wait in the inbox
+        await executors.unload(cluster.executor_urls[0], "digits.u")
+        results = await asyncio.gather(*pending, return_exceptions=True)
+        took = time.monotonic() - started
+    finally:
+        await executors.aclose()
+    failed = [r for r in results if isinstance(r, BaseException)]
+    assert not failed, f"{len(failed)} of {len(results)} queries failed: {failed[:3]}"
+    answers = [orjson.loads(r) for r in results if isinstance(r, bytes)]
+    session = ort.InferenceSession(_slow_model(), providers=["CPUExecutionProvider"])
+    expected = session.run(["probabilities"], {"x": np.concatenate(xs)})[0]
+    got = np.concatenate([np.asarray(a["outputs"]["probabilities"], dtype=np.float32) for a in answers])
+    np.testing.assert_allclose(got, expected, atol=1e-5)  # every query answered, with its own row
+    first = [a for a in answers if "sent again" not in a["reason"]]
+    again = [a for a in answers if "sent again" in a["reason"]]
+    assert first, "the batch running when the unload came must be answered by that instance"
+    assert again and all("unloaded" in a["reason"] for a in again), [a["reason"] for a in answers[:3]]
+    assert took < 8.0, f"queries waited {took:.1f} s: for their deadline, not for a new instance"

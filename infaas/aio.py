@@ -1,0 +1,34 @@
+"""Stopping background tasks for good.
+
+A background loop here looks like `while True: try: await <Redis call> except Exception: log; await
+asyncio.sleep(...)`. Cancelling it is not always enough: a cancellation that lands inside a library
+call can come out as an ordinary exception (on Python 3.11, `asyncio.timeout` — which redis-py's reads
+use — turns a cancellation that arrives as its own deadline passes into `TimeoutError`), the loop's
+`except Exception` takes it, and the task runs on with its cancellation spent. `await task` then never
+returns: a test's teardown or a service's shutdown hangs. `stop_tasks` cancels again until the task
+has really ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+log = logging.getLogger("infaas.aio")
+
+
+async def stop_tasks(*tasks: asyncio.Task[Any] | None, grace_s: float = 0.0, retry_s: float = 0.2) -> None:
+    """Let the tasks end by themselves for up to `grace_s`, then cancel them — again every `retry_s`
+    while one is still running — and return once all have ended. An exception a task ended with is
+    logged, not raised (this is for shutdown paths)."""
+    live = {t for t in tasks if t is not None}
+    if grace_s > 0 and live:
+        await asyncio.wait(live, timeout=grace_s)
+    while pending := {t for t in live if not t.done()}:
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=retry_s)
+    for task in live:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("task %s ended with an error", task.get_name(), exc_info=task.exception())
