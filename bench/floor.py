@@ -231,7 +231,9 @@ def measure(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rates", type=float, nargs="+", default=[1000.0, 2000.0, 4000.0])
     parser.add_argument("--duration", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=32)
