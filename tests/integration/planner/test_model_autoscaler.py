@@ -146,10 +146,13 @@ async def test_upgrade_to_a_higher_throughput_variant_drains_the_old_one_without
             await scaler.tick()
             await scaler.settle()
 
-        async def cheapest_active() -> str:  # the scheduler's choice: b once it is active, else a
+        async def cheapest_active() -> str:
+            """The scheduler's choice: b once it is active, else a while a has an instance, else b.
+            (Never a variant with no instance: on a slow machine b's few batches can read as
+            `interfered` against its made-up profile, and a has gone by then.)"""
             _, instances = await store.read_live(client, now=time.time(), ttl_s=3)
             states = {i.variant_id: i.state for i in instances}
-            return b.id if states.get(b.id) == "active" else a.id
+            return a.id if states.get(b.id) != "active" and a.id in states else b.id
 
         load = asyncio.create_task(queries.send_routed(cheapest_active, rate=40, seconds=8))
         await _until(lambda: cluster.live_instances(b.id) != [], 20, tick)
