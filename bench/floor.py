@@ -35,6 +35,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+
+from infaas.launcher import free_port
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loadgen as lg  # noqa: E402
@@ -43,6 +47,18 @@ ANSWER = b'{"outputs":[[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]],"variant":"flo
 HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(ANSWER)
 LENGTH = re.compile(rb"content-length:\s*(\d+)")
 FRAME = struct.Struct("!II")  # length of what follows, request id
+
+
+def take_frames(buffer: bytearray) -> list[tuple[int, bytes]]:
+    """(request id, body) of every whole frame at the start of `buffer`, removed from it."""
+    out = []
+    while len(buffer) >= FRAME.size:
+        size, rid = FRAME.unpack_from(buffer)
+        if len(buffer) < 4 + size:
+            break
+        out.append((rid, bytes(buffer[FRAME.size : 4 + size])))
+        del buffer[: 4 + size]
+    return out
 
 
 class Back(asyncio.Protocol):
@@ -54,13 +70,7 @@ class Back(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        out = []
-        while len(self.buffer) >= FRAME.size:
-            size, rid = FRAME.unpack_from(self.buffer)
-            if len(self.buffer) < 4 + size:
-                break
-            del self.buffer[: 4 + size]
-            out.append(FRAME.pack(4 + len(ANSWER), rid) + ANSWER)
+        out = [FRAME.pack(4 + len(ANSWER), rid) + ANSWER for rid, _ in take_frames(self.buffer)]
         if out:
             self.transport.write(b"".join(out))
 
@@ -111,13 +121,8 @@ class Upstream(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        while len(self.buffer) >= FRAME.size:
-            size, rid = FRAME.unpack_from(self.buffer)
-            if len(self.buffer) < 4 + size:
-                break
-            del self.buffer[: 4 + size]
-            client = self.waiting.pop(rid)
-            client.write(HEAD + ANSWER)
+        for rid, _ in take_frames(self.buffer):
+            self.waiting.pop(rid).write(HEAD + ANSWER)
 
 
 async def serve(role: str, port: int, back_port: int) -> None:
@@ -138,12 +143,6 @@ def run_server(args: argparse.Namespace) -> None:
     uvloop.run(serve(args.serve, args.port, args.back_port))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start(role: str, port: int, back_port: int = 0) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, __file__, "--serve", role, "--port", str(port), "--back-port", str(back_port)],
@@ -154,12 +153,8 @@ def start(role: str, port: int, back_port: int = 0) -> subprocess.Popen[bytes]:
 
 
 def server_cpu_s(procs: list[subprocess.Popen[bytes]]) -> float:
-    """User + system CPU seconds of the stand-in processes so far (from /proc)."""
-    total = 0.0
-    for proc in procs:
-        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+    """User + system CPU seconds of the stand-in processes so far."""
+    return sum(sum(psutil.Process(p.pid).cpu_times()[:2]) for p in procs)
 
 
 def wakeup(samples: int, rate: float) -> list[float]:

@@ -191,9 +191,12 @@ class InstanceHost:
 
     def refuse_inbox(self, instance: Instance, reason: str) -> None:
         while instance.inbox:
-            q = instance.inbox.popleft()
-            if q.conn is not None and not q.conn.closed:
-                q.conn.send(refusal(q.header, self.worker_id, reason))
+            self.refuse(instance.inbox.popleft(), reason)
+
+    def refuse(self, query: Query, reason: str) -> None:
+        """Hand a pushed query back to its sender, which sends it elsewhere."""
+        if query.conn is not None and not query.conn.closed:
+            query.conn.send(refusal(query.header, self.worker_id, reason))
 
     async def consume_inbox(self, instance: Instance) -> None:
         """Serve pushed queries: everything waiting, up to the AIMD limit per batch; with a queue delay
@@ -218,8 +221,8 @@ class InstanceHost:
                 await self.serve_queries(instance, taken, time.time(), _answer_on_connection)
             except asyncio.CancelledError:  # unloaded or shut down mid-batch: nothing taken is lost
                 for q in taken:
-                    if not q.answered and q.conn is not None and not q.conn.closed:
-                        q.conn.send(refusal(q.header, self.worker_id, "the instance was unloaded mid-batch"))
+                    if not q.answered:
+                        self.refuse(q, "the instance was unloaded mid-batch")
                 raise
 
     async def _consume(self, instance: Instance) -> None:
