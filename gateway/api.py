@@ -30,6 +30,7 @@ from infaas.schemas import (
     Worker,
 )
 from infaas.web import request_id
+from infaas.wire import Message
 
 router = APIRouter(prefix="/v1")
 
@@ -182,7 +183,7 @@ async def list_workers(request: Request, authorization: AuthHeader = None) -> Re
     return await _forward(request, principal, "GET", "/v1/workers")
 
 
-async def app_query_frame(state: GatewayState, authorization: str | None, app: str, body: bytes) -> bytes:
+async def app_query_frame(state: GatewayState, authorization: str | None, app: str, body: bytes) -> Message:
     """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query frame."""
     principal = await state.auth.principal(authorization)
     target = await state.auth.app(principal, app)
@@ -190,7 +191,9 @@ async def app_query_frame(state: GatewayState, authorization: str | None, app: s
     return queries.app_frame(target, data, max_rows=state.settings.max_query_rows)
 
 
-async def model_query_frame(state: GatewayState, authorization: str | None, name: str, body: bytes) -> bytes:
+async def model_query_frame(
+    state: GatewayState, authorization: str | None, name: str, body: bytes
+) -> Message:
     """`POST /v1/models/{name}/infer` up to the scheduler, like `app_query_frame`."""
     principal = await state.auth.principal(authorization)
     model = await state.auth.model(principal, name)
@@ -239,7 +242,7 @@ FAST_ROUTES = (
 )
 
 
-async def _to_scheduler(request: Request, frame: bytes) -> Response:
+async def _to_scheduler(request: Request, frame: Message) -> Response:
     upstream = await _state(request).scheduler.infer(frame, request_id=request_id(request))
     raise_for_error(upstream)
     return Response(upstream.content, status_code=200, media_type="application/json")

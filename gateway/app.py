@@ -24,6 +24,7 @@ from gateway.ui import router as ui_router
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.config import Settings
+from infaas.metric_buffer import flushing
 from infaas.web import install_common, settle_heap
 
 
@@ -59,7 +60,8 @@ def create_app(
             auth=Authenticator(registry, ttl_s=settings.auth_cache_ttl_s),
         )
         settle_heap()
-        yield
+        async with flushing():
+            yield
         await registry.aclose()
         await scheduler.aclose()
 

@@ -30,11 +30,13 @@ from infaas.clients.base import raise_for_error
 from infaas.errors import InfaasError, PayloadTooLarge
 from infaas.http_metrics import metrics_for
 from infaas.logs import accept_request_id, request_id_var
+from infaas.metric_buffer import BUFFER
 from infaas.web import internal_error_body, retry_after
+from infaas.wire import Message
 
 log = logging.getLogger("infaas.gateway")
 
-FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[bytes]]
+FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[Message]]
 _ROUTES: dict[str, tuple[str, FrameBuilder]] = {
     "apps": ("/v1/apps/{app}/infer", app_query_frame),
     "models": ("/v1/models/{name}/infer", model_query_frame),
@@ -97,8 +99,8 @@ class QueryLane:
         )
         await send({"type": "http.response.body", "body": content})
         counter, timer = self._children(template, status)
-        counter.inc()
-        timer.observe(time.perf_counter() - start)
+        BUFFER.inc(counter)
+        BUFFER.observe(timer, time.perf_counter() - start)
 
     def _children(self, template: str, status: int) -> tuple[Any, Any]:
         """The metrics' label children, bound once per (route, status)."""

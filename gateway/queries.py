@@ -10,7 +10,7 @@ import orjson
 from infaas.errors import BadRequest, InvalidInput
 from infaas.schemas import AppInternal, ModelInternal
 from infaas.tensors import Signature, check_array, coerce_batch
-from infaas.wire import encode_frame
+from infaas.wire import Message
 
 _FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant"})
 
@@ -82,7 +82,7 @@ def _policy(app: AppInternal) -> dict[str, Any]:
     return header
 
 
-def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes:
+def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *, max_rows: int) -> Message:
     variant = data.get("variant")
     if variant is not None and not isinstance(variant, str):
         raise InvalidInput("variant must be a variant id (a string)", field="variant")
@@ -98,10 +98,10 @@ def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *,
         "variant": variant,
         **_policy(app),
     }
-    return encode_frame(header, arrays)
+    return Message(header, arrays)
 
 
-def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes:
+def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> Message:
     """Validate against the app's models' signatures (a query may match any of them)."""
     signatures: dict[str, Signature] = {}
     for m in app.models:
@@ -132,7 +132,7 @@ def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> bytes
             "max_cost": data.get("max_cost"),
             **_policy(app),
         }
-        return encode_frame(header, arrays)
+        return Message(header, arrays)
     assert first_error is not None
     raise first_error
 
@@ -182,7 +182,7 @@ def model_frame_from_arrays(
     variant: str | None,
     max_rows: int,
     max_cost: float | None = None,
-) -> bytes:
+) -> Message:
     """`model_frame` for decoded arrays (requirements already validated by the caller)."""
     signature = Signature.from_json(model.signature)
     header = {
@@ -195,7 +195,7 @@ def model_frame_from_arrays(
         "variant": variant,
         **_policy(app),
     }
-    return encode_frame(header, arrays_for(signature, arrays, max_rows=max_rows))
+    return Message(header, arrays_for(signature, arrays, max_rows=max_rows))
 
 
 def app_frame_from_arrays(
@@ -206,7 +206,7 @@ def app_frame_from_arrays(
     min_accuracy: float | None,
     max_rows: int,
     max_cost: float | None = None,
-) -> bytes:
+) -> Message:
     """`app_frame` for decoded arrays: the first of the app's signatures they match; the app's defaults
     fill in the requirements the query omits."""
     first_error: InvalidInput | None = None
@@ -230,7 +230,7 @@ def app_frame_from_arrays(
             "max_cost": max_cost,
             **_policy(app),
         }
-        return encode_frame(header, checked)
+        return Message(header, checked)
     if first_error is None:
         raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
     raise first_error

@@ -18,6 +18,8 @@ from pathlib import Path
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
+from infaas.metric_buffer import BUFFER
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -46,7 +48,8 @@ def collector_registry() -> CollectorRegistry:
 
 
 def exposition() -> bytes:
-    """The text a `/metrics` scrape answers."""
+    """The text a `/metrics` scrape answers (this process's buffered updates written first)."""
+    BUFFER.flush()
     return generate_latest(collector_registry())
 
 

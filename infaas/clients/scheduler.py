@@ -7,12 +7,14 @@ from urllib.parse import urlsplit
 
 from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool, RawResponse
 from infaas.errors import InfaasError, Unavailable
+from infaas.wire import Message
 
 FRAME_TYPE = "application/x-infaas-frame"
 
 
 class QueryDispatch(Protocol):
-    """What the gateway needs of a scheduler: hand over a query frame, get the JSON answer.
+    """What the gateway needs of a scheduler: hand over a query (a frame's header and tensors, encoded
+    only if it leaves the process), get the JSON answer.
 
     Two implementations: `SchedulerClient` (the scheduler as its own service, one HTTP hop) and the
     scheduler's dispatcher embedded in the gateway process (`services.scheduler.app.EmbeddedScheduler`,
@@ -22,7 +24,7 @@ class QueryDispatch(Protocol):
 
     async def start(self) -> None: ...
 
-    async def infer(self, frame: bytes, *, request_id: str) -> RawResponse: ...
+    async def infer(self, frame: Message, *, request_id: str) -> RawResponse: ...
 
     async def aclose(self) -> None: ...
 
@@ -38,11 +40,11 @@ class SchedulerClient:
     async def start(self) -> None:
         """Connections open on first use."""
 
-    async def infer(self, frame: bytes, *, request_id: str) -> RawResponse:
+    async def infer(self, frame: Message, *, request_id: str) -> RawResponse:
         """Send a query frame; the scheduler's JSON answer (or error) is passed through untouched."""
         try:
             return await self._pool.post(
-                "/internal/infer", frame, {"Content-Type": FRAME_TYPE, "X-Request-Id": request_id}
+                "/internal/infer", frame.encode(), {"Content-Type": FRAME_TYPE, "X-Request-Id": request_id}
             )
         except (OSError, ConnectionLost, TimeoutError) as exc:
             raise unavailable(exc) from exc

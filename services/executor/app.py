@@ -23,6 +23,7 @@ from infaas.config import Settings
 from infaas.errors import InfaasError, NotFound, Unavailable
 from infaas.hardware import detect_hardware
 from infaas.instance_state import Thresholds
+from infaas.metric_buffer import flushing
 from infaas.schemas import WorkerRegistration
 from infaas.selection import WorkerView
 from infaas.variants import VariantProfile
@@ -196,7 +197,8 @@ def create_app(settings: Settings) -> FastAPI:
 
         task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
         settle_heap()
-        yield
+        async with flushing():
+            yield
         await stop_tasks(task)
         push_server.close()  # no new connections; unloading refuses what is queued, to be sent elsewhere
         await host.close()

@@ -10,6 +10,7 @@ import numpy as np
 import orjson
 
 from infaas.errors import DeadlineExceeded
+from infaas.metric_buffer import BUFFER
 from infaas.selection import Decision, Requirements
 from services.scheduler import metrics
 
@@ -54,7 +55,7 @@ def answer(
     total_ms = (time.perf_counter() - arrived) * 1000
     slo_met = None if req.latency_ms is None else (total_ms <= req.latency_ms and not default)
     if slo_met is not None and not default:
-        metrics.SLO_MET[slo_met].inc()
+        BUFFER.inc(metrics.SLO_MET[slo_met])
     return orjson.dumps(
         {
             "outputs": outputs,

@@ -13,7 +13,9 @@ from infaas.clients.executor import ExecutorClient
 from infaas.clients.rawhttp import RawResponse
 from infaas.config import Settings
 from infaas.errors import InfaasError
+from infaas.metric_buffer import BUFFER, flushing
 from infaas.web import install_common, request_id, settle_heap
+from infaas.wire import Message
 from services.scheduler import metrics
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
@@ -42,7 +44,7 @@ class EmbeddedScheduler:
         await self.snapshot.start()
         await self.dispatcher.start()
 
-    async def infer(self, frame: bytes, *, request_id: str) -> RawResponse:
+    async def infer(self, frame: Message, *, request_id: str) -> RawResponse:
         return RawResponse(200, await dispatch(self.dispatcher, frame, request_id))
 
     async def aclose(self) -> None:
@@ -52,7 +54,7 @@ class EmbeddedScheduler:
         await self.redis.aclose()
 
 
-async def dispatch(dispatcher: Dispatcher, frame: bytes, request_id: str) -> bytes:
+async def dispatch(dispatcher: Dispatcher, frame: bytes | Message, request_id: str) -> bytes:
     """One query through the dispatcher, timed by outcome."""
     start = time.perf_counter()
     outcome = "ok"
@@ -63,7 +65,7 @@ async def dispatch(dispatcher: Dispatcher, frame: bytes, request_id: str) -> byt
         raise
     finally:
         seconds = metrics.REQUEST_OK if outcome == "ok" else metrics.REQUEST_SECONDS.labels(outcome)
-        seconds.observe(time.perf_counter() - start)
+        BUFFER.observe(seconds, time.perf_counter() - start)
 
 
 async def infer(request: Request) -> Response:
@@ -94,7 +96,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.snapshot = scheduler.snapshot
         app.state.dispatcher = scheduler.dispatcher
         settle_heap()
-        yield
+        async with flushing():
+            yield
         await scheduler.aclose()
 
     app = FastAPI(title="infaas scheduler", lifespan=lifespan)

@@ -21,8 +21,9 @@ from infaas.cache import CachedAnswer, PredictionCache, input_digest
 from infaas.clients.executor import ExecutorClient
 from infaas.config import Settings
 from infaas.errors import DeadlineExceeded, InvalidInput, NotFound, Overloaded, TooManyRequests, Unavailable
-from infaas.selection import CandidateIndex, Decision, Requirements, WorkerView, get_variant
-from infaas.wire import decode_frame, encode_frame, peek_header
+from infaas.metric_buffer import BUFFER
+from infaas.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
+from infaas.wire import Message, decode_frame, encode_frame, peek_header
 from services.scheduler import metrics
 from services.scheduler.answers import answer, missed
 from services.scheduler.enqueue import StreamEnqueuer
@@ -30,6 +31,8 @@ from services.scheduler.push import PushPool, WorkerLost
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
+
+_MAX_REMEMBERED = 4096  # decisions kept per snapshot (distinct requirements × row counts seen)
 
 
 class Dispatcher:
@@ -59,6 +62,8 @@ class Dispatcher:
         self._listener: asyncio.Task[None] | None = None
         self._pushed: Counter[str] = Counter()  # per variant, not yet added to the store's counter
         self._counting: asyncio.Task[None] | None = None
+        self._decided_for: Snapshot | None = None  # the snapshot `_decided` was computed over
+        self._decided: dict[tuple[Any, ...], Decision] = {}
 
     async def start(self) -> None:
         ready = asyncio.Event()
@@ -151,9 +156,11 @@ class Dispatcher:
                 out.add(vid)
         return frozenset(out)
 
-    async def infer(self, frame: bytes, request_id: str) -> bytes:
+    async def infer(self, frame: bytes | Message, request_id: str) -> bytes:
+        """One query: a frame from the scheduler's route, or, from the gateway this dispatcher is
+        embedded in, the same not encoded (built by our own code, so not checked again)."""
         arrived = time.perf_counter()
-        header, inputs = decode_frame(frame)
+        header, inputs = (frame.header, frame.tensors) if isinstance(frame, Message) else decode_frame(frame)
         if not inputs:
             raise InvalidInput("the query carries no inputs")
         app = str(header.get("app") or header["target"])
@@ -178,7 +185,7 @@ class Dispatcher:
         if header.get("cache", True):
             key = PredictionCache.key(variant.model, input_digest(inputs))
             hit = self._usable(self.cache.get(key), req, rows)
-            (metrics.CACHE_HIT if hit is not None else metrics.CACHE_MISS).inc()
+            BUFFER.inc(metrics.CACHE_HIT if hit is not None else metrics.CACHE_MISS)
             if hit is not None:
                 return answer(
                     hit[0],
@@ -209,22 +216,29 @@ class Dispatcher:
                 del self._rows_in_flight[variant.id]
 
     def _decide(self, header: dict[str, Any], req: Requirements, rows: int) -> Decision:
+        """`get_variant` over the current snapshot, remembered per snapshot: it is a pure function of
+        its arguments, and a snapshot is replaced, never changed, when what it holds changes (so is a
+        candidate index, which belongs to one). Queries alike (same candidates, requirements, rows,
+        preference and saturated variants) then cost one dict look-up until the next refresh."""
         t0 = time.perf_counter()
+        snap = self.snapshot.snapshot
+        if snap is not self._decided_for or len(self._decided) >= _MAX_REMEMBERED:
+            self._decided_for, self._decided = snap, {}
+        candidates = self.candidates(header)
+        prefer = header.get("prefer", "cost")
+        saturated = self.saturated()
+        key = (candidates, req, rows, prefer, saturated)
         try:
-            decision = get_variant(
-                req,
-                rows,
-                self.candidates(header),
-                self.snapshot.snapshot,
-                prefer=header.get("prefer", "cost"),
-                saturated=self.saturated(),
-            )
+            decision = self._decided.get(key)
+            if decision is None:
+                decision = get_variant(req, rows, candidates, snap, prefer=prefer, saturated=saturated)
+                self._decided[key] = decision
         except Overloaded as exc:
             metrics.SHED.labels("variant_queues_full").inc()
             exc.details["retry_after_s"] = 1
             raise
-        metrics.DECISION_SECONDS.observe(time.perf_counter() - t0)
-        metrics.DECIDED[decision.action].inc()
+        BUFFER.observe(metrics.DECISION_SECONDS, time.perf_counter() - t0)
+        BUFFER.inc(metrics.DECIDED[decision.action])
         return decision
 
     def _push_target(self, decision: Decision) -> WorkerView | None:
@@ -286,7 +300,7 @@ class Dispatcher:
                     assert self.push is not None
                     await self.push.send(target.push, qid, frame)
                     self._pushed[decision.variant.id] += 1
-                reply = await asyncio.wait_for(future, timeout=max(0.0, wait_until - time.perf_counter()))
+                reply = await _until(future, wait_until)
                 reply_header, outputs = decode_frame(reply)
                 if "refused" in reply_header:
                     raise WorkerLost(
@@ -411,3 +425,19 @@ class Dispatcher:
             raise
         finally:
             del self._loads[vid]
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+async def _until(future: asyncio.Future[bytes | memoryview], deadline: float) -> bytes | memoryview:
+    """The answer, or `TimeoutError` at `deadline` (a `perf_counter` time). `asyncio.wait_for` does the
+    same with a timeout context and a task check per call; a timer on the future is all this needs."""
+    loop = asyncio.get_running_loop()
+    timer = loop.call_at(loop.time() + max(0.0, deadline - time.perf_counter()), _expire, future)
+    try:
+        return await future
+    finally:
+        timer.cancel()

@@ -38,7 +38,7 @@ def test_model_frame_carries_requirements_pin_and_the_apps_policy() -> None:
     frame = model_frame_from_arrays(
         m, app([m]), {"x": x}, latency_ms=20.0, min_accuracy=None, variant="m.v1", max_rows=8
     )
-    header, tensors = decode_frame(frame)
+    header, tensors = decode_frame(frame.encode())
     assert header["kind"] == "model" and header["target"] == "m" and header["variant"] == "m.v1"
     assert header["latency_ms"] == 20.0 and header["min_accuracy"] is None  # a named model has no defaults
     assert header["policy"] == "best_effort" and header["app"] == "shop"
@@ -51,7 +51,7 @@ def test_app_frame_picks_the_signature_that_fits_and_fills_in_defaults() -> None
     )
     x = np.ones((1, 4), dtype=np.float32)
     header, tensors = decode_frame(
-        app_frame_from_arrays(shop, {"x": x}, latency_ms=None, min_accuracy=0.5, max_rows=8)
+        app_frame_from_arrays(shop, {"x": x}, latency_ms=None, min_accuracy=0.5, max_rows=8).encode()
     )
     assert header["kind"] == "app" and header["signature"] == Signature.from_json(X4).key
     assert header["latency_ms"] == 50.0 and header["min_accuracy"] == 0.5

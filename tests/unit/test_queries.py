@@ -177,7 +177,8 @@ def test_tensors_for_enforces_max_rows() -> None:
 def test_model_frame_header_and_arrays() -> None:
     owner = app([], latency=None, accuracy=None)
     frame = model_frame(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "latency_ms": 15}, max_rows=8)
-    header, tensors = decode_frame(frame)
+    header, tensors = decode_frame(frame.encode())  # what a scheduler service receives
+    assert header == frame.header and tensors.keys() == frame.tensors.keys()  # what an embedded one gets
     assert header == {
         "kind": "model",
         "target": "clf",
@@ -198,7 +199,7 @@ def test_model_frame_header_and_arrays() -> None:
 def test_app_frame_picks_the_matching_signature_and_applies_defaults() -> None:
     shop = app([model("small", X4, mid=1), model("wide", X8, mid=2)], latency=50.0, accuracy=0.9)
     rows = [list(range(8)), list(range(8, 16))]
-    header, tensors = decode_frame(app_frame(shop, {"inputs": rows}, max_rows=8))
+    header, tensors = decode_frame(app_frame(shop, {"inputs": rows}, max_rows=8).encode())
     assert header == {
         "kind": "app",
         "target": "shop",
@@ -218,14 +219,14 @@ def test_app_frame_picks_the_matching_signature_and_applies_defaults() -> None:
 def test_app_frame_query_values_override_defaults_even_zero() -> None:
     shop = app([model("small", X4)], latency=50.0, accuracy=0.9)
     data = {"inputs": [[1, 2, 3, 4]], "latency_ms": 5, "min_accuracy": 0}
-    header, _ = decode_frame(app_frame(shop, data, max_rows=8))
+    header, _ = decode_frame(app_frame(shop, data, max_rows=8).encode())
     assert header["latency_ms"] == 5
     assert header["min_accuracy"] == 0  # an explicit 0 is not "no value"
 
 
 def test_app_frame_without_defaults_sends_none() -> None:
     shop = app([model("small", X4)], latency=None, accuracy=None)
-    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8))
+    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8).encode())
     assert header["latency_ms"] is None
     assert header["min_accuracy"] is None
 
@@ -248,7 +249,7 @@ def test_app_frame_raises_the_first_mismatch_when_none_match() -> None:
 
 def test_app_frame_same_signature_twice_is_fine() -> None:
     shop = app([model("a", X4, mid=1), model("b", X4, mid=2)])
-    header, tensors = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8))
+    header, tensors = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8).encode())
     assert header["signature"] == "x:float32:4"
     assert tensors["x"].shape == (1, 4)
 
@@ -268,12 +269,14 @@ def test_default_policy_carries_the_default_output_and_pinning_is_for_models_onl
     shop = app([model("small", X4, mid=1)]).model_copy(
         update={"slo_policy": "default", "default_output": {"y": [0.5, 0.5]}}
     )
-    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8))
+    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8).encode())
     assert header["policy"] == "default" and header["default_output"] == {"y": [0.5, 0.5]}
     with pytest.raises(InvalidInput) as info:
         app_frame(shop, {"inputs": [[1, 2, 3, 4]], "variant": "small.x"}, max_rows=8)
     assert info.value.details["field"] == "variant"
     pinned, _ = decode_frame(
-        model_frame(model("small", X4), shop, {"inputs": [[1, 2, 3, 4]], "variant": "v1"}, max_rows=8)
+        model_frame(
+            model("small", X4), shop, {"inputs": [[1, 2, 3, 4]], "variant": "v1"}, max_rows=8
+        ).encode()
     )
     assert pinned["variant"] == "v1"
