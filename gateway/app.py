@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,7 +34,10 @@ def serve_app(
 ) -> ASGIApp:
     """What the ASGI server runs: the app behind the query lane (`gateway/lane.py`)."""
     app = create_app(settings, embedded_scheduler=embedded_scheduler)
-    return QueryLane(app, max_body_bytes=settings.max_request_bytes)
+    # The server runs it with its proxy-headers middleware off (infaas/cli.py): the lane applies it to
+    # what it passes to the app, with uvicorn's own default of trusted proxies.
+    trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+    return QueryLane(app, max_body_bytes=settings.max_request_bytes, forwarded_allow_ips=trusted)
 
 
 def create_app(

@@ -22,7 +22,8 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from gateway.api import app_query_frame, model_query_frame
 from gateway.state import GatewayState
@@ -48,8 +49,15 @@ class _Disconnected(Exception):
 
 
 class QueryLane:
-    def __init__(self, app: FastAPI, *, max_body_bytes: int) -> None:
+    def __init__(self, app: FastAPI, *, max_body_bytes: int, forwarded_allow_ips: str | None = None) -> None:
         self.app = app
+        # uvicorn's proxy-headers middleware (X-Forwarded-For/-Proto from trusted proxies into the scope)
+        # wraps every request when the server applies it; the query routes use neither the client's
+        # address nor the scheme, so the server leaves it off and only the app's requests pass it.
+        self.rest: ASGIApp = app
+        if forwarded_allow_ips is not None:
+            proxied = ProxyHeadersMiddleware(app, trusted_hosts=forwarded_allow_ips)  # type: ignore[arg-type]
+            self.rest = proxied  # type: ignore[assignment]
         self.max_body_bytes = max_body_bytes
         self.requests, self.seconds = metrics_for("gateway")  # the same collectors as the app's
         self._bound: dict[tuple[str, int], tuple[Any, Any]] = {}
@@ -57,7 +65,7 @@ class QueryLane:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = _match(scope) if scope["type"] == "http" else None
         if route is None:
-            await self.app(scope, receive, send)
+            await self.rest(scope, receive, send)
             return
         template, build, name = route
         start = time.perf_counter()

@@ -69,6 +69,22 @@ def tensors_for(signature: Signature, raw: Any, *, max_rows: int) -> dict[str, n
     return arrays
 
 
+_SIGNATURES: dict[bytes, tuple[Signature, str]] = {}
+
+
+def signature_of(raw: dict[str, Any]) -> tuple[Signature, str]:
+    """A model's signature and its key from the model record's JSON, parsed once per distinct signature
+    (every query needs them; the record is the auth cache's, re-fetched now and then)."""
+    text = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    found = _SIGNATURES.get(text)
+    if found is None:
+        if len(_SIGNATURES) >= 4096:  # bounded: signatures are few, but nothing here trusts that
+            _SIGNATURES.clear()
+        signature = Signature.from_json(raw)
+        found = _SIGNATURES[text] = (signature, signature.key)
+    return found
+
+
 def _policy(app: AppInternal) -> dict[str, Any]:
     """What the scheduler needs of the app's settings, in the query's frame (no lookup on its side)."""
     header: dict[str, Any] = {
@@ -86,12 +102,12 @@ def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *,
     variant = data.get("variant")
     if variant is not None and not isinstance(variant, str):
         raise InvalidInput("variant must be a variant id (a string)", field="variant")
-    signature = Signature.from_json(model.signature)
+    signature, key = signature_of(model.signature)
     arrays = tensors_for(signature, data["inputs"], max_rows=max_rows)
     header = {
         "kind": "model",
         "target": model.name,
-        "signature": signature.key,
+        "signature": key,
         "latency_ms": data.get("latency_ms"),
         "min_accuracy": data.get("min_accuracy"),
         "max_cost": data.get("max_cost"),
@@ -106,8 +122,8 @@ def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> Messa
     signatures: dict[str, Signature] = {}
     for m in app.models:
         if m.status != "failed":
-            sig = Signature.from_json(m.signature)
-            signatures.setdefault(sig.key, sig)
+            sig, key = signature_of(m.signature)
+            signatures.setdefault(key, sig)
     if not signatures:
         raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
     if "variant" in data:
@@ -184,11 +200,11 @@ def model_frame_from_arrays(
     max_cost: float | None = None,
 ) -> Message:
     """`model_frame` for decoded arrays (requirements already validated by the caller)."""
-    signature = Signature.from_json(model.signature)
+    signature, key = signature_of(model.signature)
     header = {
         "kind": "model",
         "target": model.name,
-        "signature": signature.key,
+        "signature": key,
         "latency_ms": latency_ms,
         "min_accuracy": min_accuracy,
         "max_cost": max_cost,
@@ -212,10 +228,10 @@ def app_frame_from_arrays(
     first_error: InvalidInput | None = None
     seen: set[str] = set()
     for m in app.models:
-        signature = Signature.from_json(m.signature)
-        if m.status == "failed" or signature.key in seen:
+        signature, key = signature_of(m.signature)
+        if m.status == "failed" or key in seen:
             continue
-        seen.add(signature.key)
+        seen.add(key)
         try:
             checked = arrays_for(signature, arrays, max_rows=max_rows)
         except InvalidInput as exc:
@@ -224,7 +240,7 @@ def app_frame_from_arrays(
         header = {
             "kind": "app",
             "target": app.name,
-            "signature": signature.key,
+            "signature": key,
             "latency_ms": app.default_latency_ms if latency_ms is None else latency_ms,
             "min_accuracy": app.default_min_accuracy if min_accuracy is None else min_accuracy,
             "max_cost": max_cost,

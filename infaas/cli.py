@@ -73,6 +73,7 @@ def serve(
     uvicorn.run(
         asgi,
         http=CoalescingHttpToolsProtocol,  # a response's head and body in one write
+        proxy_headers=service != "gateway",  # the gateway applies it past its query lane (gateway/app.py)
         host=host,
         port=settings.port(service),
         log_level="warning",

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import httpx
 import pytest
+from fastapi import FastAPI, Request
 
 from gateway.api import app_query_frame, model_query_frame
-from gateway.lane import _match
+from gateway.lane import QueryLane, _match
 
 
 def scope(method: str, path: str) -> dict[str, object]:
@@ -36,3 +40,25 @@ def test_the_two_query_routes_are_taken_with_their_name() -> None:
 )
 def test_anything_else_goes_to_the_app(method: str, path: str) -> None:
     assert _match(scope(method, path)) is None
+
+
+def test_the_app_behind_the_lane_sees_forwarded_headers_from_trusted_proxies() -> None:
+    """The server runs the gateway without uvicorn's proxy-headers middleware; the lane applies it to
+    what it hands the app, so a TLS-terminating proxy's scheme and client address still arrive."""
+    app = FastAPI()
+
+    @app.get("/where")
+    async def where(request: Request) -> dict[str, object]:
+        return {"scheme": request.url.scheme, "client": request.client.host if request.client else None}
+
+    headers = {"x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.7"}
+
+    async def ask(trusted: str | None) -> dict[str, object]:
+        lane = QueryLane(app, max_body_bytes=1024, forwarded_allow_ips=trusted)
+        transport = httpx.ASGITransport(app=lane, client=("127.0.0.1", 5000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+            answer: dict[str, object] = (await client.get("/where", headers=headers)).json()
+            return answer
+
+    assert asyncio.run(ask("127.0.0.1")) == {"scheme": "https", "client": "203.0.113.7"}
+    assert asyncio.run(ask("10.0.0.1")) == {"scheme": "http", "client": "127.0.0.1"}  # not a trusted proxy
