@@ -7,15 +7,20 @@ use — turns a cancellation that arrives as its own deadline passes into `Timeo
 `except Exception` takes it, and the task runs on with its cancellation spent. `await task` then never
 returns: a test's teardown or a service's shutdown hangs. `stop_tasks` cancels again until the task
 has really ended.
+
+`until` awaits a future up to a deadline, for the query path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+import time
+from typing import Any, TypeVar
 
 log = logging.getLogger("infaas.aio")
+
+T = TypeVar("T")
 
 
 async def stop_tasks(*tasks: asyncio.Task[Any] | None, grace_s: float = 0.0, retry_s: float = 0.2) -> None:
@@ -32,3 +37,20 @@ async def stop_tasks(*tasks: asyncio.Task[Any] | None, grace_s: float = 0.0, ret
     for task in live:
         if not task.cancelled() and task.exception() is not None:
             log.error("task %s ended with an error", task.get_name(), exc_info=task.exception())
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
+async def until(future: asyncio.Future[T], deadline: float) -> T:
+    """The future's result, or `TimeoutError` at `deadline` (a `time.perf_counter` time). `asyncio.wait_for`
+    does the same with a timeout context and a task check per call; a timer on the future is all this
+    needs. Cancelling the caller cancels the future, as with `wait_for`."""
+    loop = asyncio.get_running_loop()
+    timer = loop.call_at(loop.time() + max(0.0, deadline - time.perf_counter()), _expire, future)
+    try:
+        return await future
+    finally:
+        timer.cancel()

@@ -16,7 +16,7 @@ import numpy as np
 import redis.asyncio as aioredis
 
 from infaas import store
-from infaas.aio import stop_tasks
+from infaas.aio import stop_tasks, until
 from infaas.cache import CachedAnswer, PredictionCache, input_digest
 from infaas.clients.executor import ExecutorClient
 from infaas.config import Settings
@@ -300,7 +300,7 @@ class Dispatcher:
                     assert self.push is not None
                     await self.push.send(target.push, qid, frame)
                     self._pushed[decision.variant.id] += 1
-                reply = await _until(future, wait_until)
+                reply = await until(future, wait_until)
                 reply_header, outputs = decode_frame(reply)
                 if "refused" in reply_header:
                     raise WorkerLost(
@@ -425,19 +425,3 @@ class Dispatcher:
             raise
         finally:
             del self._loads[vid]
-
-
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
-
-
-async def _until(future: asyncio.Future[bytes | memoryview], deadline: float) -> bytes | memoryview:
-    """The answer, or `TimeoutError` at `deadline` (a `perf_counter` time). `asyncio.wait_for` does the
-    same with a timeout context and a task check per call; a timer on the future is all this needs."""
-    loop = asyncio.get_running_loop()
-    timer = loop.call_at(loop.time() + max(0.0, deadline - time.perf_counter()), _expire, future)
-    try:
-        return await future
-    finally:
-        timer.cancel()
