@@ -25,7 +25,7 @@ def missed(
 ) -> bytes:
     """The SLO passed before an answer: the app's policy says what to do (`error` or `default`)."""
     waited = round((time.perf_counter() - arrived) * 1000, 3)
-    metrics.SLO.labels("false").inc()
+    BUFFER.inc(metrics.SLO_MET[False])
     if header.get("policy") == "default":
         metrics.FAILURES.labels("slo_default").inc()
         return default_answer(decision, header, rows, request_id, arrived, waited)
