@@ -11,6 +11,10 @@ does what those layers did for these two routes, once, and hands every other req
   with `Retry-After` when it has one; anything else is logged and answered 500 `internal`;
 - the HTTP metrics, under the same route templates.
 The routes stay declared in the app for the OpenAPI schema, the SDKs, and for use without this layer.
+
+Under our HTTP protocol (`infaas.httpserver.InfaasHttpProtocol`) the two routes skip ASGI too: the server
+asks `direct_route` and has `answer_direct` answer; this ASGI entry answers them the same way when the
+server does not (another server, a test client, a request the protocol passes on).
 """
 
 from __future__ import annotations
@@ -38,10 +42,12 @@ from infaas.wire import Message
 log = logging.getLogger("infaas.gateway")
 
 FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[Message]]
+Route = tuple[str, FrameBuilder, str]  # (template, frame builder, app or model name)
 _ROUTES: dict[str, tuple[str, FrameBuilder]] = {
     "apps": ("/v1/apps/{app}/infer", app_query_frame),
     "models": ("/v1/models/{name}/infer", model_query_frame),
 }
+_RAW_ROUTES = {kind.encode(): route for kind, route in _ROUTES.items()}
 
 
 class _Disconnected(Exception):
@@ -67,22 +73,59 @@ class QueryLane:
         if route is None:
             await self.rest(scope, receive, send)
             return
+        headers = dict(reversed(scope["headers"]))  # a handful of pairs; the first of a repeated one wins
+        try:
+            body: bytes | None = await self._body(headers, receive)
+        except _Disconnected:
+            return
+        except PayloadTooLarge:
+            body = None
+        status, content, extra = await self.answer_direct(route, headers, body)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(content)).encode()),
+                    *extra,
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": content})
+
+    def direct_route(self, method: bytes, url: bytes) -> Route | None:
+        """The route of a query request as the HTTP server sees it (method, raw URL), for it to answer
+        without ASGI (`infaas.httpserver.InfaasHttpProtocol`); None for anything else, and for a URL
+        with a query string, an escape or other than ASCII, which the ASGI way decodes."""
+        if method != b"POST" or b"?" in url or b"%" in url or not url.isascii():
+            return None
+        parts = url.split(b"/")
+        if len(parts) != 5 or parts[0] or parts[1] != b"v1" or parts[4] != b"infer" or not parts[3]:
+            return None
+        route = _RAW_ROUTES.get(parts[2])
+        return (route[0], route[1], parts[3].decode()) if route is not None else None
+
+    async def answer_direct(
+        self, route: Route, headers: dict[bytes, bytes], body: bytes | None
+    ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        """(status, JSON body, headers beyond content-type and -length) for one query; `body` None when
+        it was over the limit. Every error is rendered here, as the app renders it."""
         template, build, name = route
         start = time.perf_counter()
-        headers = dict(reversed(scope["headers"]))  # a handful of pairs; the first of a repeated one wins
         rid = accept_request_id(headers.get(b"x-request-id"))
         token = request_id_var.set(rid)
-        extra: list[tuple[bytes, bytes]] = []
+        extra = [(b"x-request-id", rid.encode())]
         try:
-            body = await self._body(headers, receive)
+            if body is None:
+                limit = self.max_body_bytes
+                raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
             state: GatewayState = self.app.state.gateway
             auth = headers.get(b"authorization")
             frame = await build(state, auth.decode("latin-1") if auth is not None else None, name, body)
             upstream = await state.scheduler.infer(frame, request_id=rid)
             raise_for_error(upstream)
             status, content = 200, upstream.content
-        except _Disconnected:
-            return
         except InfaasError as exc:
             status, content = exc.status, orjson.dumps(exc.to_body())
             retry = retry_after(exc)
@@ -93,22 +136,10 @@ class QueryLane:
             status, content = 500, internal_error_body("gateway")
         finally:
             request_id_var.reset(token)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(content)).encode()),
-                    (b"x-request-id", rid.encode()),
-                    *extra,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": content})
         counter, timer = self._children(template, status)
         BUFFER.inc(counter)
         BUFFER.observe(timer, time.perf_counter() - start)
+        return status, content, extra
 
     def _children(self, template: str, status: int) -> tuple[Any, Any]:
         """The metrics' label children, bound once per (route, status)."""
@@ -141,7 +172,7 @@ class QueryLane:
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _match(scope: Scope) -> tuple[str, FrameBuilder, str] | None:
+def _match(scope: Scope) -> Route | None:
     """(template, frame builder, name) for `POST /v1/{apps|models}/<name>/infer`, else None (the
     app's router then answers it, redirects and 405s included)."""
     if scope["method"] != "POST":

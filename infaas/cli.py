@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -66,21 +66,27 @@ def serve(
         return
     import uvicorn
 
-    asgi = _gateway(settings) if service == "gateway" else _factory(service)(settings)
-    host = settings.gateway_host if service == "gateway" else settings.host
-    from infaas.httpserver import CoalescingHttpToolsProtocol
+    uvicorn.run(**server_options(service, settings))
 
-    uvicorn.run(
-        asgi,
-        http=CoalescingHttpToolsProtocol,  # a response's head and body in one write
-        proxy_headers=service != "gateway",  # the gateway applies it past its query lane (gateway/app.py)
-        host=host,
-        port=settings.port(service),
-        log_level="warning",
-        log_config=None,  # uvicorn's loggers propagate to our JSON handler
-        access_log=False,
-        timeout_graceful_shutdown=5,
-    )
+
+def server_options(service: str, settings: Settings) -> dict[str, Any]:
+    """How uvicorn runs an HTTP service: the app, and our protocol (`infaas/httpserver.py`)."""
+    from infaas.httpserver import InfaasHttpProtocol
+
+    asgi = _gateway(settings) if service == "gateway" else _factory(service)(settings)
+    return {
+        "app": asgi,
+        "http": InfaasHttpProtocol,  # one write per response; the gateway's queries without ASGI
+        # The gateway applies uvicorn's proxy-headers middleware past its query lane (gateway/app.py);
+        # around it, the middleware would also hide the lane from the protocol.
+        "proxy_headers": service != "gateway",
+        "host": settings.gateway_host if service == "gateway" else settings.host,
+        "port": settings.port(service),
+        "log_level": "warning",
+        "log_config": None,  # uvicorn's loggers propagate to our JSON handler
+        "access_log": False,
+        "timeout_graceful_shutdown": 5,
+    }
 
 
 def _gateway(settings: Settings) -> ASGIApp:
