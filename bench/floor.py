@@ -15,7 +15,12 @@ do no work:
 
 Whatever p99 the two-hop stand-in shows at a rate, no design with a separate executor process beats
 on this machine at that rate; the difference to `bench/overhead.py` at the same rate is what infaas
-itself adds. Also: `wakeup`, a bare socket ping-pong between two processes with Poisson gaps.
+itself adds. Also: `wakeup`, a bare socket ping-pong between two processes with Poisson gaps; and
+`stalls`: one, then two processes that only read the clock in a loop, for `--stall-seconds` each. Every
+pause between two reads longer than 0.5 ms is time the process did not run although it wanted to: with
+one spinner on an idle 2-vCPU machine there should be none; what shows up with two is the host taking
+vCPUs away when both are busy, and no code in the guest can avoid it. Those pauses land in any
+latency percentile they exceed the share of.
 
     .venv/bin/python bench/floor.py --rates 1000 2000 4000 --duration 8 --markdown
 """
@@ -32,6 +37,7 @@ import struct
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +184,32 @@ def wakeup(samples: int, rate: float) -> list[float]:
     return out
 
 
+def spin(seconds: float) -> list[float]:
+    """Read the clock for `seconds`; the pauses (ms) between two reads longer than 0.5 ms."""
+    out = []
+    last = start = time.perf_counter()
+    while last - start < seconds:
+        now = time.perf_counter()
+        if now - last > 0.0005:
+            out.append((now - last) * 1000)
+        last = now
+    return out
+
+
+def stalls(seconds: float) -> None:
+    """`spin` in one process, then in two at once: how much of the time a busy process is paused."""
+    for spinners in (1, 2):
+        with ProcessPoolExecutor(spinners) as pool:
+            runs = list(pool.map(spin, [seconds] * spinners))
+        for gaps in runs:
+            print(
+                f"stalls, {spinners} spinner(s): {sum(gaps) / seconds / 10:.2f} % of {seconds:.0f} s paused; "
+                f"{sum(g >= 1 for g in gaps)} pauses ≥ 1 ms, {sum(g >= 4 for g in gaps)} ≥ 4 ms, "
+                f"longest {max(gaps, default=0.0):.1f} ms",
+                flush=True,
+            )
+
+
 def measure(args: argparse.Namespace) -> None:
     body = b'{"inputs":[[' + b",".join([b"0.1234567"] * 64) + b"]]}"
     rows = []
@@ -188,6 +220,8 @@ def measure(args: argparse.Namespace) -> None:
         f"p99.9 {lg.percentile(gaps, 99.9):.0f} µs",
         flush=True,
     )
+    if args.stall_seconds > 0:
+        stalls(args.stall_seconds)
     for topology in args.topologies:
         port = free_port()
         procs = []
@@ -234,6 +268,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--topologies", nargs="+", default=["one-hop", "two-hop"])
     parser.add_argument("--wakeup-samples", type=int, default=3000)
+    parser.add_argument("--stall-seconds", type=float, default=5.0, help="0: skip the stalls probe")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
