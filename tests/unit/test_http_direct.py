@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from infaas.httpserver import DirectApp, InfaasHttpProtocol
 from infaas.launcher import free_port
+from tests.unit.uvicorn_thread import serving
 
 
 class Direct:
@@ -58,25 +58,16 @@ class Direct:
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    port = free_port()
     config = uvicorn.Config(
         Direct(),
         host="127.0.0.1",
-        port=port,
+        port=free_port(),
         http=InfaasHttpProtocol,
         proxy_headers=False,  # as the gateway runs: the middleware would hide the app's direct lane
         log_config=None,
     )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield port
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(config) as port:
+        yield port
 
 
 class Answer:

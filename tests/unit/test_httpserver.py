@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-import threading
 import time
 from collections.abc import Iterator
 
@@ -17,6 +16,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 
 from infaas.httpserver import CoalescingCycle, CoalescingHttpToolsProtocol
 from infaas.launcher import free_port
+from tests.unit.uvicorn_thread import serving
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG001
@@ -40,24 +40,15 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG0
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
     """A real uvicorn with our protocol, in a thread; yields its port."""
-    port = free_port()
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
-        port=port,
+        port=free_port(),
         http=CoalescingHttpToolsProtocol,
         log_config=None,  # as the services run it: uvicorn's own config would rewire the loggers
     )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield port
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(config) as port:
+        yield port
 
 
 def _exchange(port: int, request: bytes, *, expect: int = 1) -> bytes:
