@@ -75,11 +75,9 @@ class QueryLane:
             return
         headers = dict(reversed(scope["headers"]))  # a handful of pairs; the first of a repeated one wins
         try:
-            body: bytes | None = await self._body(headers, receive)
+            body = await self._body(headers, receive)
         except _Disconnected:
             return
-        except PayloadTooLarge:
-            body = None
         status, content, extra = await self.answer_direct(route, headers, body)
         await send(
             {
@@ -152,11 +150,12 @@ class QueryLane:
             self._bound[(template, status)] = found
         return found
 
-    async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes:
+    async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
+        """The request body, or None once it is known to be over the limit (`answer_direct` refuses it)."""
         limit = self.max_body_bytes
         declared = headers.get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
+            return None
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -166,7 +165,7 @@ class QueryLane:
             chunk: bytes = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
+                return None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -62,3 +63,25 @@ def test_the_app_behind_the_lane_sees_forwarded_headers_from_trusted_proxies() -
 
     assert asyncio.run(ask("127.0.0.1")) == {"scheme": "https", "client": "203.0.113.7"}
     assert asyncio.run(ask("10.0.0.1")) == {"scheme": "http", "client": "127.0.0.1"}  # not a trusted proxy
+
+
+def test_the_lane_refuses_an_oversized_query_through_asgi_too() -> None:
+    """Where the server has no direct lane (here a test client), the ASGI entry refuses the same way:
+    by the declared length, and by the bytes once a body without one passes the limit."""
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(3):
+            yield b"x" * 512
+
+    async def ask() -> list[httpx.Response]:
+        lane = QueryLane(FastAPI(), max_body_bytes=1024)
+        transport = httpx.ASGITransport(app=lane)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gw") as client:
+            declared = await client.post("/v1/models/m/infer", content=b"x" * 2048)
+            streamed = await client.post("/v1/apps/a/infer", content=chunks())
+            return [declared, streamed]
+
+    for response in asyncio.run(ask()):
+        assert response.status_code == 413
+        assert response.json()["error"]["code"] == "payload_too_large"
+        assert response.headers["x-request-id"]
