@@ -68,9 +68,11 @@ def stream_key(vid: str) -> str:
     return f"{P}q:{vid}"
 
 
-def pushed_key(vid: str) -> str:
-    """Queries dispatchers pushed to a variant's instances, ever (the push path's `entries-added`)."""
-    return f"{P}pushed:{vid}"
+def offered_rows_key(vid: str) -> str:
+    """Rows dispatchers sent to a variant's instances, ever, pushed or through its stream: the planner's
+    measure of offered load. Rows, not queries: a variant's profiled saturation throughput and the
+    executor's overload state count rows, and a query of 8 rows costs about 8 of one."""
+    return f"{P}rows:{vid}"
 
 
 def reply_channel(sid: str) -> str:

@@ -42,7 +42,7 @@ class ModelDemand:
 
     model: str
     load_qps: float
-    """L: queries/s offered to the model's variants over the last window."""
+    """L: rows/s offered to the model's variants over the last window (one-row queries: queries/s)."""
     variants: tuple[VariantProfile, ...]
     """Every profiled variant of the model (the j's)."""
     slo_ms: float | None = None

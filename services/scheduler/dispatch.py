@@ -60,7 +60,7 @@ class Dispatcher:
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
         self._listener: asyncio.Task[None] | None = None
-        self._pushed: Counter[str] = Counter()  # per variant, not yet added to the store's counter
+        self._offered_rows: Counter[str] = Counter()  # per variant, not yet added to the store's counter
         self._counting: asyncio.Task[None] | None = None
         self._decided_for: Snapshot | None = None  # the snapshot `_decided` was computed over
         self._decided: dict[tuple[Any, ...], Decision] = {}
@@ -77,9 +77,9 @@ class Dispatcher:
         await stop_tasks(self._listener, self._counting)
 
     async def _housekeeping(self, every_s: float = 0.25) -> None:
-        """What need not happen per query, every `every_s`: the queue gauges, and adding the queries
-        pushed since the last turn to each variant's store counter, the planner's measure of offered
-        load (services/planner/observe.py) — one round trip per turn, not per query."""
+        """What need not happen per query, every `every_s`: the queue gauges, and adding the rows sent
+        since the last turn (pushed or through a stream) to each variant's store counter, the planner's
+        measure of offered load (services/planner/observe.py) — one round trip per turn, not per query."""
         shown: set[str] = set()
         while True:
             await asyncio.sleep(every_s)
@@ -89,17 +89,17 @@ class Dispatcher:
             for vid, rows in self._rows_in_flight.items():
                 metrics.QUEUED_ROWS.labels(vid).set(rows)
             shown = set(self._rows_in_flight)
-            if not self._pushed:
+            if not self._offered_rows:
                 continue
-            counts, self._pushed = self._pushed, Counter()
+            counts, self._offered_rows = self._offered_rows, Counter()
             pipe = self.redis.pipeline(transaction=False)
             for vid, n in counts.items():
-                pipe.incrby(store.pushed_key(vid), n)
+                pipe.incrby(store.offered_rows_key(vid), n)
             try:
                 await pipe.execute()
             except Exception as exc:  # Redis briefly away: count them next turn
-                log.warning("counting pushed queries failed: %s", exc)
-                self._pushed.update(counts)
+                log.warning("counting offered rows failed: %s", exc)
+                self._offered_rows.update(counts)
 
     async def _listen(self, ready: asyncio.Event) -> None:
         """One subscription for all answers to this process, plus the store's invalidations."""
@@ -299,7 +299,7 @@ class Dispatcher:
                 else:
                     assert self.push is not None
                     await self.push.send(target.push, qid, frame)
-                    self._pushed[decision.variant.id] += 1
+                self._offered_rows[decision.variant.id] += rows
                 reply = await until(future, wait_until)
                 reply_header, outputs = decode_frame(reply)
                 if "refused" in reply_header:

@@ -98,7 +98,8 @@ def _wait_heartbeats(url: str, n: int, timeout_s: float = 30.0) -> None:
 
 @dataclass
 class QuerySource:
-    """Enqueues one-row queries on a variant's stream at a rate and records every answer by id."""
+    """Enqueues one-row queries on a variant's stream at a rate, counting their rows as offered load as a
+    dispatcher does, and records every answer by id."""
 
     redis: aioredis.Redis
     channel: str = field(default_factory=lambda: store.reply_channel(f"test-{uuid.uuid4().hex[:8]}"))
@@ -113,6 +114,7 @@ class QuerySource:
             frame = encode_frame({"id": qid, "reply": self.channel, "enqueued_at": time.time()}, {"x": x})
             self.sent.append(qid)
             await self.redis.xadd(store.stream_key(vid), {"f": frame})
+            await self.redis.incrby(store.offered_rows_key(vid), 1)  # as a dispatcher counts it
             await asyncio.sleep(1 / rate)
 
     async def send_routed(self, choose: Callable[[], Awaitable[str]], rate: float, seconds: float) -> None:
@@ -124,7 +126,9 @@ class QuerySource:
             qid = uuid.uuid4().hex
             frame = encode_frame({"id": qid, "reply": self.channel, "enqueued_at": time.time()}, {"x": x})
             self.sent.append(qid)
-            await self.redis.xadd(store.stream_key(await choose()), {"f": frame})
+            vid = await choose()
+            await self.redis.xadd(store.stream_key(vid), {"f": frame})
+            await self.redis.incrby(store.offered_rows_key(vid), 1)  # as a dispatcher counts it
             await asyncio.sleep(1 / rate)
 
     async def listen(self, ready: asyncio.Event) -> None:

@@ -106,6 +106,7 @@ async def test_queries_are_answered_once_each_and_counted_as_offered_load(
     await _serve_on_both(cluster, dispatcher, "digits.p")
     meter = LoadMeter(dispatcher.redis, window_s=5.0)
     await meter.rates(["digits.p"])
+    before = int(await dispatcher.redis.get(store.offered_rows_key("digits.p")) or 0)
     rng = np.random.default_rng(0)
     xs = [rng.random((1 + i % 3, 64), dtype=np.float32) for i in range(200)]
     answers = await asyncio.gather(*(dispatcher.infer(_frame(x), f"r{i}") for i, x in enumerate(xs)))
@@ -123,6 +124,8 @@ async def test_queries_are_answered_once_each_and_counted_as_offered_load(
     if dispatch_mode == "push":  # (with streams, whichever worker is free pulls: maybe one takes all)
         assert len(workers) == 2, "both workers with an instance take pushed queries"
     await asyncio.sleep(0.4)  # the dispatcher adds its counts to the store every 0.25 s
+    rows = int(await dispatcher.redis.get(store.offered_rows_key("digits.p")) or 0) - before
+    assert rows == sum(x.shape[0] for x in xs), "offered load counts every row, not every query"
     rate = (await meter.rates(["digits.p"]))["digits.p"]
     assert rate > 0, "the planner must see every dispatched query as offered load"
 
