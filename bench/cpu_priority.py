@@ -10,14 +10,17 @@ each round once per mode, the modes in turn:
 
 - `default`: as `infaas run` starts everything;
 - `nice`: the data plane (gateway and executors) at nice −10, everything else as it was;
+- `slice`: the data plane and this load generator keep the default policy but ask for a 0.1 ms slice
+  (`sched_setattr` with `sched_runtime`, Linux ≥ 6.12, EEVDF; allowed without privilege): a task with a
+  shorter slice gets an earlier virtual deadline, so it preempts a longer-sliced one when it wakes;
 - `fifo`: the data plane and this load generator under SCHED_FIFO (priority 10), so that a woken query
   path process runs at once unless another of them holds the vCPU.
 
 The difference between `default` and `fifo` is the part of the tail that the code being measured does not
 decide. It is a diagnostic, not a way to run infaas: SCHED_FIFO processes that go busy starve everything
 else on the machine (Linux throttles them to 95 % of each second), so `fifo` runs no saturation ramp and
-the script restores the default policy when it ends. Changing another process's policy needs root
-(CAP_SYS_NICE); without it the script says so and stops.
+the script restores each thread's policy when it ends. `nice` and `fifo` need root (CAP_SYS_NICE);
+`slice` only needs to run as the user that owns the serving processes.
 
 Usage (with `infaas run` serving on this machine; see bench/overhead.py):
 
@@ -29,9 +32,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import importlib.util
 import os
 import statistics
+import struct
 import sys
 import threading
 from collections.abc import Iterator
@@ -44,10 +49,25 @@ import psutil
 from infaas.config import get_settings
 from infaas.launcher import admin_key
 
-MODES = ("default", "nice", "fifo")
+MODES = ("default", "nice", "slice", "fifo")
 DATA_PLANE = ("gateway", "executor")  # `serve executor` for each of the executors
 FIFO_PRIORITY = 10
 DATA_PLANE_NICE = -10
+SLICE_NS = 100_000
+_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}.get(os.uname().machine)
+_ATTR = struct.Struct("IIQiIQQQII")  # struct sched_attr, SCHED_ATTR_SIZE_VER1 (56 bytes)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def set_slice(tid: int, nanoseconds: int, nice: int) -> None:
+    """SCHED_OTHER at `nice` with a custom slice (0: the kernel's default slice again)."""
+    if _SCHED_SETATTR is None:
+        sys.exit(f"no sched_setattr number known for {os.uname().machine}")
+    attr = ctypes.create_string_buffer(_ATTR.pack(_ATTR.size, 0, 0, nice, 0, nanoseconds, 0, 0, 0, 0))
+    if _libc.syscall(_SCHED_SETATTR, tid, attr, 0) != 0:
+        errno = ctypes.get_errno()
+        if errno != 3:  # ESRCH: the thread ended meanwhile
+            raise OSError(errno, f"sched_setattr({tid}): {os.strerror(errno)}")
 
 
 def _sibling(name: str) -> ModuleType:
@@ -96,20 +116,24 @@ def apply(saved: dict[int, Saved], mode: str) -> None:
                 os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
             elif mode == "nice":
                 os.setpriority(os.PRIO_PROCESS, tid, DATA_PLANE_NICE)
+            elif mode == "slice":
+                set_slice(tid, SLICE_NS, nice)
 
 
 def restore(saved: dict[int, Saved]) -> None:
     for tid, (sched, priority, nice) in saved.items():
         with contextlib.suppress(ProcessLookupError):
+            if sched == os.SCHED_OTHER:
+                set_slice(tid, 0, nice)  # also drops a custom slice
             os.sched_setscheduler(tid, sched, os.sched_param(priority))
             os.setpriority(os.PRIO_PROCESS, tid, nice)
 
 
 @contextlib.contextmanager
 def policy(data_plane: list[int], mode: str) -> Iterator[None]:
-    """`mode` for the data plane's threads (and, for fifo, this process's) during one run."""
+    """`mode` for the data plane's threads (and, for fifo and slice, this process's) during one run."""
     tids = [t for pid in data_plane for t in threads_of(pid)]
-    if mode == "fifo":
+    if mode in ("fifo", "slice"):
         tids.append(threading.get_native_id())  # the load generator's event loop runs in this thread
     saved = save(tids)
     try:
@@ -144,8 +168,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("changing the serving processes' CPU policy needs root (CAP_SYS_NICE)")
+    if os.geteuid() != 0 and {"nice", "fifo"} & set(args.modes):
+        sys.exit("nice −10 and SCHED_FIFO need root (CAP_SYS_NICE); `--modes default slice` does not")
 
     settings = get_settings()
     rows = np.load(settings.var_dir / "demo-models" / "digits-validation.npz", allow_pickle=False)["x"]
