@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import importlib.util
 import os
 import statistics
 import struct
@@ -41,13 +40,16 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import psutil
 
 from infaas.config import get_settings
 from infaas.launcher import admin_key
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import overhead  # noqa: E402
 
 MODES = ("default", "nice", "slice", "fifo")
 DATA_PLANE = ("gateway", "executor")  # `serve executor` for each of the executors
@@ -70,16 +72,6 @@ def set_slice(tid: int, nanoseconds: int, nice: int) -> None:
             raise OSError(errno, f"sched_setattr({tid}): {os.strerror(errno)}")
 
 
-def _sibling(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-overhead = _sibling("overhead")
 pct = overhead.pct
 
 
