@@ -121,7 +121,7 @@ def _scale_up(
         options.append(_Option(action, u, n, action_cost(u, n, config.lam) + removed, tuple(running)))
     options.sort(key=lambda o: (o.cost, o.count, o.variant.id))
     why = (
-        f"headroom {capacity:.1f}/{demand.load_qps:.1f} qps = {capacity / demand.load_qps:.2f} "
+        f"headroom {capacity:.1f}/{demand.load_qps:.1f} rows/s = {capacity / demand.load_qps:.2f} "
         f"< slack threshold {config.slack_threshold}"
     )
     for option in options:
@@ -150,7 +150,7 @@ def _scale_up(
                 unloads=tuple(unloads),
                 cost=option.cost,
                 reason=f"{why}: {option.action} {option.variant.id} ×{option.count} "
-                f"(+{option.variant.saturation_qps * option.count:.0f} qps, cost {fmt_cost(option.cost)})"
+                f"(+{option.variant.saturation_qps * option.count:.0f} rows/s, cost {fmt_cost(option.cost)})"
                 + compared,
             )
         ]
@@ -219,7 +219,7 @@ def _scale_down(
             model=demand.model,
             unloads=((vid, worker),),
             cost=saving,
-            reason=f"load {demand.load_qps:.1f} qps fits in {capacity - v.saturation_qps:.1f} qps "
+            reason=f"load {demand.load_qps:.1f} rows/s fits in {capacity - v.saturation_qps:.1f} rows/s "
             f"without one instance of {vid} (headroom ≥ {config.slack_threshold}); saves {fmt_cost(-saving)}",
         )
         candidate = (saving, f"{demand.model}:remove:{vid}", decision, scale_down_wait_s([v], config))
@@ -247,8 +247,8 @@ def _scale_down(
             loads=tuple((u.id, w.id) for w in workers[:n]),
             unloads=unloads,
             cost=cost,
-            reason=f"load {demand.load_qps:.1f} qps is carried by {u.id} ×{n} "
-            f"({u.saturation_qps * n:.0f} qps) at {fmt_cost(cost_per_s(u) * n)} instead of "
+            reason=f"load {demand.load_qps:.1f} rows/s is carried by {u.id} ×{n} "
+            f"({u.saturation_qps * n:.0f} rows/s) at {fmt_cost(cost_per_s(u) * n)} instead of "
             f"{fmt_cost(current)} now; saves {fmt_cost(-cost)} including the load",
         )
         best = (cost, f"{demand.model}:downgrade:{u.id}", decision, scale_down_wait_s(running, config))

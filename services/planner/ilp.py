@@ -228,7 +228,7 @@ def plan(
         changes = ", ".join(f"{vid} {k:+d}" for vid, k in sorted(delta.items()))
         why = (
             f"ILP optimum ({solution.status.split('.')[0]}, {solution.solve_s * 1000:.0f} ms): {changes}; "
-            f"cost {fmt_cost(cost)}; load {d.load_qps:.1f} qps vs capacity {capacity:.1f} qps"
+            f"cost {fmt_cost(cost)}; load {d.load_qps:.1f} rows/s vs capacity {capacity:.1f} rows/s"
         )
         decision = Decision(
             action=action, model=d.model, loads=tuple(loads), unloads=tuple(unloads), cost=cost, reason=why
@@ -294,14 +294,14 @@ def _requests(
             )
             continue
         kind = min(ok, key=lambda v: (cost_per_s(v) / v.saturation_qps, v.id)).hardware
-        missing = f"{shortfall[d.model]:.1f} qps short" if shortfall is not None else status
+        missing = f"{shortfall[d.model]:.1f} rows/s short" if shortfall is not None else status
         out.append(
             Decision(
                 action="request_worker",
                 model=d.model,
                 hardware=kind,
-                reason=f"ILP: load {d.load_qps:.1f} qps vs capacity {capacity:.1f} qps cannot be carried on "
-                f"the live workers ({missing}); asking for a {kind} worker",
+                reason=f"ILP: load {d.load_qps:.1f} rows/s vs capacity {capacity:.1f} rows/s cannot be "
+                f"carried on the live workers ({missing}); asking for a {kind} worker",
             )
         )
     return tuple(out)

@@ -27,7 +27,7 @@ def test_replicating_is_cheaper_than_upgrading_for_a_small_shortfall() -> None:
     assert d.loads == (("m.a", "w2"),)  # least utilized worker not already hosting a
     assert d.unloads == ()
     assert d.cost == pytest.approx(1.1e-4)
-    assert "headroom 100.0/100.0 qps = 1.00 < slack threshold 1.05" in d.reason
+    assert "headroom 100.0/100.0 rows/s = 1.00 < slack threshold 1.05" in d.reason
 
 
 def test_upgrading_is_cheaper_than_replicating_for_a_large_shortfall() -> None:

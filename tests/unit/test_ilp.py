@@ -55,7 +55,7 @@ def test_the_slo_and_accuracy_forbid_new_instances() -> None:
     assert dict(solution.delta) == {"m.a": 2}
     request, replicate = ilp.plan(snap, {}, CONFIG).decisions
     assert request.action == "request_worker" and request.hardware == "cpu"
-    assert "15.0 qps short" in request.reason
+    assert "15.0 rows/s short" in request.reason
     assert replicate.action == "replicate" and replicate.loads == (("m.a", "w2"), ("m.a", "w3"))
 
 
