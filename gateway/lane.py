@@ -34,6 +34,7 @@ from gateway.state import GatewayState
 from infaas.clients.base import raise_for_error
 from infaas.errors import InfaasError, PayloadTooLarge
 from infaas.http_metrics import metrics_for
+from infaas.httpserver import declares_more_than
 from infaas.logs import accept_request_id, request_id_var
 from infaas.metric_buffer import BUFFER
 from infaas.web import internal_error_body, retry_after
@@ -153,8 +154,7 @@ class QueryLane:
     async def _body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes | None:
         """The request body, or None once it is known to be over the limit (`answer_direct` refuses it)."""
         limit = self.max_body_bytes
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        if declares_more_than(headers, limit):
             return None
         chunks: list[bytes] = []
         size = 0

@@ -122,6 +122,13 @@ class DirectApp(Protocol):
         `max_body_bytes`. Renders every error itself."""
 
 
+def declares_more_than(headers: dict[bytes, bytes], limit: int) -> bool:
+    """Whether a request's Content-Length (the first, in `headers`) says its body is over `limit`; a
+    missing or malformed one says nothing (the bytes are counted as they arrive)."""
+    declared = headers.get(b"content-length")
+    return declared is not None and declared.isdigit() and int(declared) > limit
+
+
 class _NoEvent:
     """uvicorn's protocol wakes a cycle's reader on disconnect; a direct cycle has none."""
 
@@ -185,8 +192,7 @@ class InfaasHttpProtocol(CoalescingHttpToolsProtocol):
         keep_alive = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
         cycle = _DirectCycle(route, headers, keep_alive)
         self.cycle = cycle  # type: ignore[assignment]
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > direct.max_body_bytes:
+        if declares_more_than(headers, direct.max_body_bytes):
             self._answer(cycle, None)  # at once: no point in reading what will be refused
 
     def on_body(self, body: bytes) -> None:
