@@ -107,19 +107,14 @@ class QuerySource:
     answers: dict[str, dict[str, object]] = field(default_factory=dict)
 
     async def send(self, vid: str, rate: float, seconds: float) -> None:
-        x = np.zeros((1, 64), dtype=np.float32)
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            qid = uuid.uuid4().hex
-            frame = encode_frame({"id": qid, "reply": self.channel, "enqueued_at": time.time()}, {"x": x})
-            self.sent.append(qid)
-            await self.redis.xadd(store.stream_key(vid), {"f": frame})
-            await self.redis.incrby(store.offered_rows_key(vid), 1)  # as a dispatcher counts it
-            await asyncio.sleep(1 / rate)
+        async def always() -> str:
+            return vid
+
+        await self.send_routed(always, rate, seconds)
 
     async def send_routed(self, choose: Callable[[], Awaitable[str]], rate: float, seconds: float) -> None:
-        """Like `send`, but each query goes to the variant `choose()` names at that moment, from the
-        instances the workers' heartbeats report — what a scheduler's snapshot holds."""
+        """Each query to the variant `choose()` names at that moment (in a test: from the instances the
+        workers' heartbeats report — what a scheduler's snapshot holds)."""
         x = np.zeros((1, 64), dtype=np.float32)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
