@@ -116,9 +116,10 @@ def restore(saved: dict[int, Saved]) -> None:
     for tid, (sched, priority, nice) in saved.items():
         with contextlib.suppress(ProcessLookupError):
             if sched == os.SCHED_OTHER:
-                set_slice(tid, 0, nice)  # also drops a custom slice
-            os.sched_setscheduler(tid, sched, os.sched_param(priority))
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
+                set_slice(tid, 0, nice)  # the policy, the nice value and the default slice, in one call
+            else:
+                os.sched_setscheduler(tid, sched, os.sched_param(priority))
+                os.setpriority(os.PRIO_PROCESS, tid, nice)
 
 
 @contextlib.contextmanager
