@@ -173,6 +173,11 @@ class Settings(BaseSettings):
     job_tick_s: float = 0.5
     """How often the planner re-decides the throttle and leases chunks."""
 
+    job_idle_tick_s: float = 10.0
+    """With no job active, the planner asks the registry only when a submission was signalled in Redis
+    (`infaas.jobs.SUBMITTED_KEY`) or this long after its last ask: an idle system makes no request and
+    no database query twice a second."""
+
     job_max_rows: int = 10_000_000
     """Largest job input, in rows."""
 

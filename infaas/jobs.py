@@ -24,6 +24,9 @@ RUN_CHUNK = "infaas.run_chunk"
 JOBS_QUEUE = "jobs"
 THROTTLE_KEY = "infaas:jobs:throttle"
 """JSON `ThrottleState`, written by the planner every tick with a short TTL: no planner, no offline work."""
+SUBMITTED_KEY = "infaas:jobs:submitted"
+"""A counter the registry increments after committing a new job: the planner's loop, with no job active,
+asks the registry for leases only when it moved (or every `job_idle_tick_s`, should a signal be lost)."""
 
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"

@@ -5,6 +5,12 @@ not paused — lease chunks up to `job_max_in_flight` and send each as a Celery 
 A chunk whose task is lost (a jobs worker killed, Redis restarted) stays leased only until its lease
 expires; the next tick leases and sends it again. Nothing here is durable: a restarted planner picks
 up from Postgres.
+
+One planner runs the loop at a time (its own lease in Redis, `JOBS_LEADER_KEY`), so two planners never
+lease past `job_max_in_flight` between them. With no job active the loop still publishes the throttle
+every tick, but asks the registry only when a submission was signalled (`SUBMITTED_KEY`) or every
+`job_idle_tick_s`: on a small machine an HTTP request and a database query twice a second are
+measurable interference with the query path.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -24,8 +31,9 @@ from infaas import store
 from infaas.aio import stop_tasks
 from infaas.clients.jobs import AsyncJobsClient
 from infaas.config import Settings
-from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, THROTTLE_KEY, ThrottleState, make_jobs_celery
+from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, SUBMITTED_KEY, THROTTLE_KEY, ThrottleState, make_jobs_celery
 from infaas.jobs_schemas import JobsTick
+from services.planner.observe import JOBS_LEADER_KEY, LeaderLock
 from services.planner.throttle import ThrottleDecision, ThrottleThresholds, WorkerLoad, decide
 
 log = logging.getLogger("infaas.planner.jobs")
@@ -74,13 +82,22 @@ class JobsLoop:
         redis: aioredis.Redis,
         jobs: AsyncJobsClient,
         send: Callable[[str, int], None],
+        lock: LeaderLock | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.redis = redis
         self.jobs = jobs
         self.send = send
+        self.lock = lock
+        self.clock = clock
         self.thresholds = thresholds_from(settings)
         self.decision: ThrottleDecision | None = None
+        self.active_jobs: int | None = None
+        """Active jobs at the last ask of the registry; None before the first."""
+        self.asks = 0
+        self._submitted_seen: bytes | str | None = None
+        self._asked_at = -math.inf
 
     async def tick(self) -> ThrottleDecision:
         loads = await read_loads(self.redis, ttl_s=self.settings.heartbeat_ttl_s)
@@ -95,6 +112,23 @@ class JobsLoop:
         state = ThrottleState(decision.paused, decision.reason, decision.eligible, time.time())
         ttl_ms = int(max(2.0, 4 * self.settings.job_tick_s) * 1000)
         await self.redis.set(THROTTLE_KEY, state.to_json(), px=ttl_ms)
+        await self._apply(decision)
+        return decision
+
+    async def _apply(self, decision: ThrottleDecision) -> None:
+        """Apply the decision to the jobs and lease chunks — through the registry, unless nothing can
+        have changed there: no job active at the last ask, no submission signalled since, and that ask
+        recent. The signal is read before asking, and the registry increments it after its commit, so
+        a job is never missed: either this ask sees it, or the next tick sees the counter move."""
+        submitted = await self.redis.get(SUBMITTED_KEY)
+        now = self.clock()
+        if (
+            self.active_jobs == 0
+            and submitted == self._submitted_seen
+            and now - self._asked_at < self.settings.job_idle_tick_s
+        ):
+            return
+        self.asks += 1
         result = await self.jobs.tick(
             JobsTick(
                 paused=decision.paused,
@@ -103,17 +137,18 @@ class JobsLoop:
                 lease_s=self.settings.job_chunk_lease_s,
             )
         )
+        self.active_jobs, self._submitted_seen, self._asked_at = result.active_jobs, submitted, now
         ACTIVE.set(result.active_jobs)
         IN_FLIGHT.set(result.in_flight)
         for chunk in result.leased:
             await asyncio.to_thread(self.send, chunk.job_id, chunk.index)
             DISPATCHED.inc()
-        return decision
 
     async def run_forever(self) -> None:
         while True:
             try:
-                await self.tick()
+                if self.lock is None or await self.lock.hold():
+                    await self.tick()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # registry or Redis briefly away: leases expire, nothing is lost
@@ -144,13 +179,15 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             retry_policy={"max_retries": 2, "interval_start": 0.2},
         )
 
-    loop = JobsLoop(settings, redis=r, jobs=jobs, send=send)
+    lock = LeaderLock(r, key=JOBS_LEADER_KEY, lease_s=max(5.0, 4 * settings.job_tick_s))
+    loop = JobsLoop(settings, redis=r, jobs=jobs, send=send, lock=lock)
     app.state.jobs_loop = loop
     task = asyncio.create_task(loop.run_forever(), name="jobs-throttle")
     try:
         yield
     finally:
         await stop_tasks(task)
+        await lock.release()
         await jobs.aclose()
         await r.aclose()
 

@@ -20,6 +20,8 @@ from services.planner.scaling import ClusterSnapshot, ModelDemand
 log = logging.getLogger("infaas.planner")
 
 LEADER_KEY = store.P + "planner:leader"
+JOBS_LEADER_KEY = store.P + "planner:jobs-leader"
+"""The offline-jobs loop's own lease: one planner leases chunks, whichever leads the autoscalers."""
 DRAINING_KEY = store.P + "planner:draining"
 """set: workers the planner is draining (they take no new instance while they finish)."""
 
@@ -36,21 +38,29 @@ class LeaderLock:
     """Exactly one planner acts at a time: a Redis key with a lease, renewed every tick by its holder.
     A planner that dies stops renewing and another takes over once the lease lapses."""
 
-    def __init__(self, redis: aioredis.Redis, *, lease_s: float = 5.0, owner: str | None = None) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        *,
+        lease_s: float = 5.0,
+        owner: str | None = None,
+        key: str = LEADER_KEY,
+    ) -> None:
         self.redis = redis
         self.lease_ms = int(lease_s * 1000)
         self.owner = owner or uuid.uuid4().hex
+        self.key = key
 
     async def hold(self) -> bool:
         """True when this process holds the lease after the call (taking or renewing it)."""
-        if await self.redis.set(LEADER_KEY, self.owner, nx=True, px=self.lease_ms):
+        if await self.redis.set(self.key, self.owner, nx=True, px=self.lease_ms):
             return True
-        renewed: Any = await self.redis.eval(_RENEW, 1, LEADER_KEY, self.owner, self.lease_ms)
+        renewed: Any = await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms)
         return bool(renewed)
 
     async def release(self) -> None:
-        if await self.redis.get(LEADER_KEY) == self.owner.encode():
-            await self.redis.delete(LEADER_KEY)
+        if await self.redis.get(self.key) == self.owner.encode():
+            await self.redis.delete(self.key)
 
 
 class LoadMeter:

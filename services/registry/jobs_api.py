@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated
 
 import orjson
+import redis
 from fastapi import APIRouter, File, Form, Response, UploadFile
 from fastapi.responses import FileResponse
 from pydantic import ValidationError
@@ -12,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from infaas.db import AppRow, JobRow, ModelRow, utcnow
 from infaas.errors import InvalidInput, PayloadTooLarge
+from infaas.jobs import SUBMITTED_KEY
 from infaas.jobs_schemas import (
     ChunkDone,
     ChunkDoneResult,
@@ -30,6 +33,7 @@ from services.registry.deps import ArtifactsDep, PrincipalDep, RedisDep, Session
 public = APIRouter(prefix="/v1/jobs")
 internal = APIRouter(prefix="/internal/jobs", include_in_schema=False)
 router = APIRouter()
+log = logging.getLogger("infaas.registry.jobs")
 
 
 @public.post("", status_code=202, response_model=Job)
@@ -71,6 +75,10 @@ def submit_job(
         settings=settings,
         live_hardware=jobs_submit.live_hardware(r, ttl_s=settings.heartbeat_ttl_s),
     )
+    try:  # after the commit: the planner that sees the counter move finds the job in the database
+        r.incr(SUBMITTED_KEY)
+    except redis.RedisError as exc:  # the job is stored; the planner's idle ask finds it a little later
+        log.warning("signalling job %s to the planner failed: %s", row.id, exc)
     return job_views(session, [row])[0]
 
 

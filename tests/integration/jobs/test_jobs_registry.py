@@ -24,9 +24,10 @@ from infaas.clients.jobs import AsyncJobsClient
 from infaas.config import Settings
 from infaas.db import AppRow, JobChunkRow, JobRow, ModelRow, VariantRow, utcnow
 from infaas.jobs import THROTTLE_KEY, ThrottleState, npz_bytes
-from infaas.jobs_schemas import ChunkDone, ChunkRelease, JobsTick
+from infaas.jobs_schemas import ChunkDone, ChunkRelease, JobsTick, JobsTickResult
 from infaas.selection import WorkerView
 from services.planner.jobs_loop import JobsLoop
+from services.planner.observe import JOBS_LEADER_KEY, LeaderLock
 from services.registry import jobs
 from tests.integration.registry.conftest import app_headers
 
@@ -206,4 +207,76 @@ async def test_the_planner_loop_pauses_and_resumes_a_job_with_utilization(
         assert row.state == "running" and (row.state_reason or "").startswith("running")
     finally:
         await client.aclose()
+        await r.aclose()
+
+
+class CountingJobsClient(AsyncJobsClient):
+    """The real client over the real registry app, counting the planner's asks."""
+
+    def __init__(self, registry: TestClient) -> None:
+        super().__init__("http://registry", transport=httpx.ASGITransport(app=registry.app))
+        self.asks = 0
+
+    async def tick(self, body: JobsTick) -> JobsTickResult:
+        self.asks += 1
+        return await super().tick(body)
+
+
+@pytest.mark.usefixtures("model")
+async def test_an_idle_planner_asks_the_registry_only_when_a_job_is_signalled(
+    registry: TestClient, settings: Settings, redis_url: str
+) -> None:
+    now = [0.0]
+    sent: list[tuple[str, int]] = []
+    r = aioredis.Redis.from_url(redis_url)
+    client = CountingJobsClient(registry)
+    loop = JobsLoop(
+        settings, redis=r, jobs=client, send=lambda j, i: sent.append((j, i)), clock=lambda: now[0]
+    )
+    try:
+        await _beat(r, 0.1)
+        await loop.tick()  # the first tick always asks: it cannot know what the database holds
+        assert client.asks == 1 and loop.active_jobs == 0
+        for _ in range(3):
+            now[0] += 1.0
+            await loop.tick()
+        assert client.asks == 1  # nothing active, nothing signalled: no request, no query
+        # ...but the throttle is still published every tick, for the jobs workers
+        assert ThrottleState.from_json(redis.Redis.from_url(redis_url).get(THROTTLE_KEY)).paused is False
+
+        job = submit(registry, np.zeros((8, 4), np.float32))  # the registry route signals it
+        now[0] += 0.5
+        await loop.tick()
+        assert client.asks == 2 and sent == [(job["id"], 0), (job["id"], 1)]
+        now[0] += 0.5
+        await loop.tick()  # a job is active: every tick asks (to lease the rest as chunks finish)
+        assert client.asks == 3 and loop.active_jobs == 1
+
+        cancelled = registry.delete(f"/v1/jobs/{job['id']}", headers=app_headers("a1"))
+        assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
+        now[0] += 0.5
+        await loop.tick()
+        assert client.asks == 4 and loop.active_jobs == 0
+        now[0] += settings.job_idle_tick_s / 2
+        await loop.tick()
+        assert client.asks == 4
+        now[0] += settings.job_idle_tick_s / 2  # a lost signal costs at most job_idle_tick_s
+        await loop.tick()
+        assert client.asks == 5
+    finally:
+        await client.aclose()
+        await r.aclose()
+
+
+async def test_one_planner_at_a_time_runs_the_jobs_loop(redis_url: str) -> None:
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        first = LeaderLock(r, key=JOBS_LEADER_KEY, owner="p1")
+        second = LeaderLock(r, key=JOBS_LEADER_KEY, owner="p2")
+        scaling = LeaderLock(r, owner="p2")
+        assert await first.hold() and not await second.hold()
+        assert await scaling.hold()  # the autoscalers' lease is another key: p2 may lead those
+        await first.release()
+        assert await second.hold() and not await first.hold()
+    finally:
         await r.aclose()
