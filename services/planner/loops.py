@@ -20,6 +20,7 @@ from typing import Literal
 import redis.asyncio as aioredis
 from fastapi import APIRouter, Query, Request
 
+from infaas import store
 from infaas.clients.executor import ExecutorClient
 from infaas.events import EventPage
 from services.planner import autoscaler, ilp
@@ -89,13 +90,19 @@ class ModelAutoscaler:
         self.pending: dict[str, float] = {}
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.asking: set[tuple[str, str | None]] = set()
+        self.variants = store.VariantReader()
 
     async def tick(self) -> list[Decision]:
         """One round: observe, decide, start carrying out. Returns the decisions started."""
         if not await self.lock.hold():
             return []
         snapshot = await observe(
-            self.redis, self.meter, self.slos, heartbeat_ttl_s=self.heartbeat_ttl_s, now=self.clock()
+            self.redis,
+            self.meter,
+            self.slos,
+            heartbeat_ttl_s=self.heartbeat_ttl_s,
+            now=self.clock(),
+            variants_from=self.variants,
         )
         self.busy = {m: t for m, t in self.busy.items() if not t.done()}
         if self.busy:  # plan only the models nobody is changing right now

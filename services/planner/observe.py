@@ -124,9 +124,10 @@ async def observe(
     *,
     heartbeat_ttl_s: float,
     now: float,
+    variants_from: store.VariantReader | None = None,
 ) -> ClusterSnapshot:
     """Variants, live workers and instances, per-model load and SLOs, and the workers being drained."""
-    variants = await store.read_variants(redis)
+    variants = await (variants_from or store.VariantReader()).read(redis)
     workers, instances = await store.read_live(redis, now=now, ttl_s=heartbeat_ttl_s)
     draining = {store.text(w) for w in await redis.smembers(DRAINING_KEY)}
     rates = await meter.rates(variants)

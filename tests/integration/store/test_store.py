@@ -42,6 +42,24 @@ async def test_variants_round_trip_and_indexes(redis_url: str, redis_client: red
     assert redis_client.scard(store.VARIANTS) == 0
 
 
+async def test_a_variant_reader_parses_only_what_changed(redis_url: str, redis_client: redis.Redis) -> None:
+    store.publish_variants(redis_client, [profile("v-a", 1.0, 0.9), profile("v-b", 2.0, 0.95)])
+    reader = store.VariantReader()
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        first = await reader.read(client)
+        store.publish_variants(redis_client, [profile("v-b", 2.0, 0.97)])  # re-profiled: new accuracy
+        second = await reader.read(client)
+        assert second["v-a"] is first["v-a"]  # the same bytes: the same parsed profile, not a re-parse
+        assert second["v-b"].accuracy == 0.97 and first["v-b"].accuracy == 0.95
+        store.remove_variants(redis_client, model="m", app="a", vids=["v-a"])
+        assert set(await reader.read(client)) == {"v-b"}
+        store.remove_variants(redis_client, model="m", app="a", vids=["v-b"])
+        assert await reader.read(client) == {}
+    finally:
+        await client.aclose()
+
+
 async def test_heartbeats_expire_and_carry_instances(redis_url: str) -> None:
     client = aioredis.Redis.from_url(redis_url)
     try:
