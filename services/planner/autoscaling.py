@@ -17,6 +17,7 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.config import Settings
 from infaas.db import make_engine
 from services.planner.events import EventLog
+from services.planner.interference import InterferenceConfig
 from services.planner.loops import ModelAutoscaler, WorkerRequests, router, run_every
 from services.planner.observe import LeaderLock, LoadMeter, SloCache
 from services.planner.providers.base import WorkerProvider
@@ -76,6 +77,9 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
             ),
             heartbeat_ttl_s=settings.heartbeat_ttl_s,
             requests=requests,
+            interference_config=InterferenceConfig(
+                migrate_after_s=settings.interference_migrate_s, lam=settings.autoscale_lambda
+            ),
         )
         app.state.model_autoscaler = scaler
         tasks.append(

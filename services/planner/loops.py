@@ -1,8 +1,9 @@
 """The planner's control loops: the model autoscaler every ~1 s and the worker autoscaler every ~2 s.
 
 Each tick: hold the leader lease (else do nothing), observe (services/planner/observe.py), decide with a
-pure policy, record the decision with its reason, carry it out, record the outcome. A model with a
-decision still being carried out is left alone until it finishes, so two ticks never race.
+pure policy — the scaling policy, then interference mitigation (services/planner/interference.py) for
+the models it left alone — record the decision with its reason, carry it out, record the outcome. A
+model with a decision still being carried out is left alone until it finishes, so two ticks never race.
 Carrying out: loads first (`POST /v1/instances` on the chosen workers, concurrently), then drains
 (`POST /v1/instances/{variant}/drain`) of the instances being replaced or removed — capacity only goes
 once its replacement is active, and a drain serves everything that was queued for it.
@@ -23,7 +24,7 @@ from fastapi import APIRouter, Query, Request
 from infaas import store
 from infaas.clients.executor import ExecutorClient
 from infaas.events import EventPage
-from services.planner import autoscaler, ilp
+from services.planner import autoscaler, ilp, interference
 from services.planner.events import EventLog
 from services.planner.observe import LeaderLock, LoadMeter, SloCache, observe
 from services.planner.scaling import ClusterSnapshot, Decision, Plan, ScalingConfig
@@ -73,6 +74,7 @@ class ModelAutoscaler:
         config: ScalingConfig,
         heartbeat_ttl_s: float,
         requests: WorkerRequests,
+        interference_config: interference.InterferenceConfig | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.redis = redis
@@ -91,6 +93,9 @@ class ModelAutoscaler:
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.asking: set[tuple[str, str | None]] = set()
         self.variants = store.VariantReader()
+        self.interference = interference_config or interference.InterferenceConfig(migrate_after_s=0.0)
+        self.interfered_since: dict[interference.Key, float] = {}
+        self.moved: dict[str, float] = {}
 
     async def tick(self) -> list[Decision]:
         """One round: observe, decide, start carrying out. Returns the decisions started."""
@@ -111,8 +116,17 @@ class ModelAutoscaler:
             )
         result = self.policy(snapshot, self.pending, self.config)
         self.pending = dict(result.pending)
+        moves = interference.migrations(
+            snapshot,
+            self.interfered_since,
+            self.interference,
+            moved=self.moved,
+            skip_models={d.model for d in result.decisions},
+        )
+        self.interfered_since, self.moved = dict(moves.since), dict(moves.moved)
+        decisions = (*result.decisions, *moves.decisions)
         asking: set[tuple[str, str | None]] = set()
-        for decision in result.decisions:
+        for decision in decisions:
             if decision.action == "request_worker":
                 # Asked again every tick until a worker joins: one event per episode, not one per second.
                 key = (decision.model, decision.hardware)
@@ -129,7 +143,7 @@ class ModelAutoscaler:
             )
         self.asking = asking
         self.requests.only({hw for _, hw in asking if hw is not None})
-        return list(result.decisions)
+        return list(decisions)
 
     async def settle(self) -> None:
         """Wait for every decision being carried out (tests and shutdown)."""

@@ -16,7 +16,7 @@ from typing import Literal
 from infaas.selection import InstanceView, WorkerView
 from infaas.variants import VariantProfile
 
-Action = Literal["load", "replicate", "upgrade", "downgrade", "remove", "request_worker"]
+Action = Literal["load", "replicate", "upgrade", "downgrade", "remove", "migrate", "request_worker"]
 
 # Instances in these states hold (or will soon hold) capacity; failed ones do not.
 CAPACITY_STATES = frozenset({"loading", "active", "overloaded", "interfered"})

@@ -98,24 +98,26 @@ def _wait_heartbeats(url: str, n: int, timeout_s: float = 30.0) -> None:
 
 @dataclass
 class QuerySource:
-    """Enqueues one-row queries on a variant's stream at a rate, counting their rows as offered load as a
-    dispatcher does, and records every answer by id."""
+    """Enqueues queries (one row unless asked) on a variant's stream at a rate, counting their rows as
+    offered load as a dispatcher does, and records every answer by id."""
 
     redis: aioredis.Redis
     channel: str = field(default_factory=lambda: store.reply_channel(f"test-{uuid.uuid4().hex[:8]}"))
     sent: list[str] = field(default_factory=list)
     answers: dict[str, dict[str, object]] = field(default_factory=dict)
 
-    async def send(self, vid: str, rate: float, seconds: float) -> None:
+    async def send(self, vid: str, rate: float, seconds: float, *, rows: int = 1) -> None:
         async def always() -> str:
             return vid
 
-        await self.send_routed(always, rate, seconds)
+        await self.send_routed(always, rate, seconds, rows=rows)
 
-    async def send_routed(self, choose: Callable[[], Awaitable[str]], rate: float, seconds: float) -> None:
+    async def send_routed(
+        self, choose: Callable[[], Awaitable[str]], rate: float, seconds: float, *, rows: int = 1
+    ) -> None:
         """Each query to the variant `choose()` names at that moment (in a test: from the instances the
         workers' heartbeats report — what a scheduler's snapshot holds)."""
-        x = np.zeros((1, 64), dtype=np.float32)
+        x = np.zeros((rows, 64), dtype=np.float32)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             qid = uuid.uuid4().hex
@@ -123,7 +125,7 @@ class QuerySource:
             self.sent.append(qid)
             vid = await choose()
             await self.redis.xadd(store.stream_key(vid), {"f": frame})
-            await self.redis.incrby(store.offered_rows_key(vid), 1)  # as a dispatcher counts it
+            await self.redis.incrby(store.offered_rows_key(vid), rows)  # as a dispatcher counts it
             await asyncio.sleep(1 / rate)
 
     async def listen(self, ready: asyncio.Event) -> None:

@@ -1,10 +1,14 @@
 """The model autoscaler carrying out its decisions on real executors: load rises → a replica appears;
-load falls → it goes after T_v through a drain; every query sent meanwhile is answered."""
+load falls → it goes after T_v through a drain; an instance interfered for long enough moves to the
+other worker; every query sent meanwhile is answered."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import redis
 import redis.asyncio as aioredis
@@ -14,7 +18,9 @@ from infaas import store
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.db import EventRow, make_engine
+from infaas.variants import VariantProfile
 from services.planner.events import EventLog
+from services.planner.interference import InterferenceConfig
 from services.planner.loops import ModelAutoscaler, WorkerRequests
 from services.planner.observe import LeaderLock, LoadMeter, SloCache
 from services.planner.scaling import ScalingConfig
@@ -34,12 +40,14 @@ async def _until(predicate, timeout_s: float, tick) -> None:  # type: ignore[no-
     raise AssertionError("condition not reached in time")
 
 
-async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query(
-    cluster: Cluster, queries: QuerySource, redis_url: str
-) -> None:
-    variant = cluster.profile("digits.a", saturation_qps=SATURATION, cost_per_query=1e-6)
+@contextlib.asynccontextmanager
+async def autoscaler(
+    cluster: Cluster, redis_url: str, *variants: VariantProfile, **options: Any
+) -> AsyncIterator[tuple[ModelAutoscaler, EventLog, ExecutorClient, aioredis.Redis]]:
+    """A greedy model autoscaler over the cluster's real executors, Redis and event log, with
+    `variants` published and the event log emptied; everything closed afterwards."""
     sync = redis.Redis.from_url(redis_url)
-    store.publish_variants(sync, [variant])
+    store.publish_variants(sync, list(variants))
     sync.close()
     client = aioredis.Redis.from_url(redis_url)
     executors = ExecutorClient()
@@ -59,15 +67,45 @@ async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query
         config=ScalingConfig(min_scale_down_s=1.0),
         heartbeat_ttl_s=cluster.settings.heartbeat_ttl_s,
         requests=WorkerRequests(),
+        **options,
     )
     try:
+        yield scaler, events, executors, client
+    finally:
+        await scaler.settle()
+        await scaler.lock.release()
+        await executors.aclose()
+        await registry.aclose()
+        await client.aclose()
+        engine.dispose()
+
+
+def ticker(scaler: ModelAutoscaler) -> Callable[[], Awaitable[None]]:
+    """One tick with what it decided carried out, for `_until`."""
+
+    async def tick() -> None:
+        await scaler.tick()
+        await scaler.settle()
+
+    return tick
+
+
+def assert_all_answered(queries: QuerySource) -> None:
+    missing = set(queries.sent) - set(queries.answers)
+    assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
+    errors = [a for a in queries.answers.values() if a.get("error")]
+    assert not errors, errors[:3]
+
+
+async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query(
+    cluster: Cluster, queries: QuerySource, redis_url: str
+) -> None:
+    variant = cluster.profile("digits.a", saturation_qps=SATURATION, cost_per_query=1e-6)
+    async with autoscaler(cluster, redis_url, variant) as (scaler, events, executors, _):
         await executors.load(cluster.executor_urls[0], variant.id)
         assert len(cluster.live_instances(variant.id)) <= 1
 
-        async def tick() -> None:
-            await scaler.tick()
-            await scaler.settle()
-
+        tick = ticker(scaler)
         # Load rises to 40 qps: headroom 30/40 < 1.05 → replicate onto the other executor.
         load = asyncio.create_task(queries.send(variant.id, rate=40, seconds=8))
         await _until(lambda: len(cluster.live_instances(variant.id)) == 2, 20, tick)
@@ -90,18 +128,8 @@ async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query
         assert drained and drained[0]["variant"] == variant.id
 
         await queries.wait_answered()
-        missing = set(queries.sent) - set(queries.answers)
-        assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
-        errors = [a for a in queries.answers.values() if a.get("error")]
-        assert not errors, errors[:3]
+        assert_all_answered(queries)
         assert len({a["worker"] for a in queries.answers.values()}) == 2  # both instances served
-    finally:
-        await scaler.settle()
-        await scaler.lock.release()
-        await executors.aclose()
-        await registry.aclose()
-        await client.aclose()
-        engine.dispose()
 
 
 async def test_upgrade_to_a_higher_throughput_variant_drains_the_old_one_without_losing_a_query(
@@ -117,34 +145,10 @@ async def test_upgrade_to_a_higher_throughput_variant_drains_the_old_one_without
         max_batch=4,
         latencies=((1, 0.2, 0.5), (4, 0.4, 0.8)),
     )
-    sync = redis.Redis.from_url(redis_url)
-    store.publish_variants(sync, [a, b])
-    sync.close()
-    client = aioredis.Redis.from_url(redis_url)
-    executors = ExecutorClient()
-    registry = AsyncRegistryClient(cluster.settings.service_url("registry"))
-    engine = make_engine(cluster.settings.resolved_database_url)
-    with engine.begin() as conn:
-        conn.execute(delete(EventRow))
-    events = EventLog(engine)
-    scaler = ModelAutoscaler(
-        redis=client,
-        lock=LeaderLock(client),
-        meter=LoadMeter(client, window_s=2.0),
-        slos=SloCache(registry),
-        executors=executors,
-        events=events,
-        policy="greedy",
-        config=ScalingConfig(min_scale_down_s=1.0),
-        heartbeat_ttl_s=cluster.settings.heartbeat_ttl_s,
-        requests=WorkerRequests(),
-    )
-    try:
+    async with autoscaler(cluster, redis_url, a, b) as (scaler, events, executors, client):
         await executors.load(cluster.executor_urls[0], a.id)
 
-        async def tick() -> None:
-            await scaler.tick()
-            await scaler.settle()
+        tick = ticker(scaler)
 
         async def cheapest_active() -> str:
             """The scheduler's choice: b once it is active, else a while a has an instance, else b.
@@ -162,18 +166,47 @@ async def test_upgrade_to_a_higher_throughput_variant_drains_the_old_one_without
         assert "upgrade digits.b ×1" in upgrade[-1].reason
         await load
         await queries.wait_answered()
-        missing = set(queries.sent) - set(queries.answers)
-        assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
-        assert not [x for x in queries.answers.values() if x.get("error")]
+        assert_all_answered(queries)
         served = {str(x["variant"]) for x in queries.answers.values()}
         assert served == {a.id, b.id}
-    finally:
-        await scaler.settle()
-        await scaler.lock.release()
-        await executors.aclose()
-        await registry.aclose()
-        await client.aclose()
-        engine.dispose()
+
+
+async def test_an_interfered_instance_moves_to_the_less_loaded_worker_without_losing_a_query(
+    cluster: Cluster, queries: QuerySource, redis_url: str
+) -> None:
+    # Profiled at 1 µs for a batch of 16,384 rows, its real batches (a millisecond or more) are far above
+    # 2.5× its profile: it reads `interfered` while it serves (what a noisy neighbour does to a truthful
+    # profile). Its saturation is far above the load, so the scaling policy itself has nothing to do.
+    slow = cluster.profile(
+        "digits.a", saturation_qps=1e8, max_batch=16384, latencies=((16384, 0.001, 0.002),)
+    )
+    moves = InterferenceConfig(migrate_after_s=1.0)
+    async with autoscaler(cluster, redis_url, slow, interference_config=moves) as (
+        scaler,
+        events,
+        executors,
+        client,
+    ):
+        await executors.load(cluster.executor_urls[0], slow.id)
+        await _until(lambda: cluster.live_instances(slow.id) != [], 10, _noop)
+        (before,) = cluster.live_instances(slow.id)
+
+        tick = ticker(scaler)
+        load = asyncio.create_task(queries.send(slow.id, rate=10, seconds=10, rows=16384))
+        await _until(lambda: cluster.live_instances(slow.id) not in ([], [before]), 20, tick)
+        await _until(lambda: len(cluster.live_instances(slow.id)) == 1, 10, _noop)
+        (after,) = cluster.live_instances(slow.id)
+        assert after != before
+        migrate = await events.list(action="migrate")
+        assert [e.outcome for e in migrate][-2:] == ["done", "decided"]  # newest first
+        decided = migrate[-1]
+        assert decided.reason.startswith(f"{slow.id} on {before} interfered for ")
+        assert f"re-placed on {after}" in decided.reason
+        assert migrate[-2].details["drained"][0]["variant"] == slow.id  # type: ignore[index]
+        await load
+        await queries.wait_answered()
+        assert_all_answered(queries)
+        assert {a["worker"] for a in queries.answers.values()} == {before, after}  # both served
 
 
 async def test_draining_the_last_instance_strands_no_query(

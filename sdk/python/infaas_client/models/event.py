@@ -30,7 +30,7 @@ class Event:
     """ One scaling decision or its outcome.
 
         Attributes:
-            action (str): replicate, upgrade, downgrade, remove, load, request_worker, add_worker, drain_worker, …
+            action (str): replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, drain_worker, …
             at (datetime.datetime):
             id (int):
             kind (EventKind):
