@@ -18,7 +18,10 @@ class Event(BaseModel):
     at: datetime
     kind: EventKind
     action: str = Field(
-        description="replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, drain_worker, …"
+        description=(
+            "replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, "
+            "drain_worker, …"
+        )
     )
     model: str | None = None
     variant: str | None = None
