@@ -57,6 +57,8 @@ def migrations(
 ) -> Migrations:
     """At most one move per model per call, for instances interfered for `migrate_after_s`; models in
     `skip_models` (another decision of this tick touches them) are only watched."""
+    if config.migrate_after_s <= 0:
+        return Migrations(decisions=(), since={}, moved={})
     variants = {v.id: (d.model, v) for d in snapshot.demands for v in d.variants}
     workers = {w.id: w for w in snapshot.workers}
     interfered_on = {i.worker_id for i in snapshot.instances if i.state == "interfered"}
@@ -75,7 +77,7 @@ def migrations(
             continue
         first = still[key] = since.get(key, snapshot.now)
         model, variant = variants[i.variant_id]
-        if config.migrate_after_s <= 0 or model in skip or variant.id in recent:
+        if model in skip or variant.id in recent:
             continue
         waited = snapshot.now - first
         if waited < config.migrate_after_s - 1e-6:

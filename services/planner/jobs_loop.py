@@ -95,7 +95,6 @@ class JobsLoop:
         self.decision: ThrottleDecision | None = None
         self.active_jobs: int | None = None
         """Active jobs at the last ask of the registry; None before the first."""
-        self.asks = 0
         self._submitted_seen: bytes | str | None = None
         self._asked_at = -math.inf
 
@@ -128,7 +127,6 @@ class JobsLoop:
             and now - self._asked_at < self.settings.job_idle_tick_s
         ):
             return
-        self.asks += 1
         result = await self.jobs.tick(
             JobsTick(
                 paused=decision.paused,
