@@ -9,7 +9,7 @@ proportional to each instance's memory footprint, 0.031 (CPU), 0.190 (Inferentia
 (normalized units, so only ratios matter). Workloads as in the paper: 4 QPS flat, 650 → 700 QPS ramp,
 4–80 QPS fluctuating (spikes at 60–90 s and 150–180 s), Poisson arrivals, 200 s each.
 
-`--mode real`: the whole system on this machine (`infaas.launcher.start_suite`, embedded Redis and
+`--mode real`: the whole system on this machine (`infaas_cli.launcher.start_suite`, embedded Redis and
 SQLite), the demo MLP's real CPU variants, traces replayed open-loop through the gateway
 (bench/loadgen.py), instances sampled every second from the metadata store for the cost. Loads are
 scaled to what two cores carry. Policies: `greedy` planner, `static` (planner off, one pinned variant
@@ -36,8 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from infaas import workloads  # noqa: E402
-from infaas.selection import WorkerView  # noqa: E402
-from infaas.variants import BatchLatency, VariantProfile  # noqa: E402
+from infaas.policy.selection import WorkerView  # noqa: E402
+from infaas.schemas.variants import BatchLatency, VariantProfile  # noqa: E402
 from services.planner.scaling import ScalingConfig  # noqa: E402
 from services.planner.simulator import SimConfig, SimModel, SimResult, simulate  # noqa: E402
 

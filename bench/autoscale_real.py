@@ -32,10 +32,12 @@ import numpy as np
 import orjson
 import redis.asyncio as aioredis
 
-from infaas import store, workloads
-from infaas.config import Settings
-from infaas.demo_models import build_demo_models
-from infaas.launcher import free_port, start_suite
+from infaas.core import workloads
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.processes.suite import free_port
+from infaas_cli.demo_models import build_demo_models
+from infaas_cli.launcher import start_suite
 from services.planner.scaling import cost_per_s
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,8 @@ import httpx
 import numpy as np
 import onnxruntime as ort
 
-from infaas.config import get_settings
-from infaas.launcher import admin_key
+from infaas.core.config import get_settings
+from infaas.processes.suite import admin_key
 
 
 def percentiles(values: list[float]) -> str:

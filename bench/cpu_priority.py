@@ -44,8 +44,8 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from infaas.config import get_settings
-from infaas.launcher import admin_key
+from infaas.core.config import get_settings
+from infaas.processes.suite import admin_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

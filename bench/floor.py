@@ -43,7 +43,7 @@ from typing import Any
 
 import psutil
 
-from infaas.launcher import free_port
+from infaas.processes.suite import free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

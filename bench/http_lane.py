@@ -24,7 +24,7 @@ from uvicorn.config import Config
 from uvicorn.server import ServerState
 
 from gateway.lane import QueryLane, Route
-from infaas.httpserver import CoalescingHttpToolsProtocol, InfaasHttpProtocol
+from infaas.http.server import CoalescingHttpToolsProtocol, InfaasHttpProtocol
 
 ANSWER = b'{"outputs":{"probabilities":[[0.1,0.2,0.3,0.4]]},"slo_met":true}'
 BODY = b'{"inputs":[[' + b",".join([b"0.1234567"] * 64) + b"]]}"

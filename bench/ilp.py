@@ -28,8 +28,8 @@ import statistics
 import time
 from dataclasses import replace
 
-from infaas.selection import InstanceView, WorkerView
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.policy.selection import InstanceView, WorkerView
+from infaas.schemas.variants import BatchLatency, VariantProfile
 from services.planner import autoscaler, ilp
 from services.planner.scaling import ClusterSnapshot, ModelDemand, ScalingConfig, cost_per_s, eligible
 

@@ -24,9 +24,10 @@ import httpx
 import numpy as np
 import orjson
 
-from infaas.config import Settings
-from infaas.demo_models import build_demo_models
-from infaas.launcher import free_port, start_suite
+from infaas.core.config import Settings
+from infaas.processes.suite import free_port
+from infaas_cli.demo_models import build_demo_models
+from infaas_cli.launcher import start_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -38,8 +38,8 @@ import numpy as np
 import orjson
 import tritonclient.http as triton
 
-from infaas.config import get_settings
-from infaas.launcher import admin_key
+from infaas.core.config import get_settings
+from infaas.processes.suite import admin_key
 
 HEADER = "Inference-Header-Content-Length"
 
@@ -158,8 +158,8 @@ def pct(values: list[float], q: float) -> float:
 
 def codec(rows_list: list[int]) -> None:
     """Per-query gateway CPU of each path, in-process (no network, no scheduler)."""
-    from infaas.schemas import AppInternal, ModelInternal
-    from infaas.tensors import Signature, TensorSpec
+    from infaas.schemas.api import AppInternal, ModelInternal
+    from infaas.wire.tensors import Signature, TensorSpec
 
     sig = Signature(
         (TensorSpec("x", "float32", (None, 64)),), (TensorSpec("probabilities", "float32", (None, 10)),)

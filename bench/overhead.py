@@ -50,8 +50,8 @@ import onnxruntime as ort
 import orjson
 import psutil
 
-from infaas.config import get_settings
-from infaas.launcher import admin_key
+from infaas.core.config import get_settings
+from infaas.processes.suite import admin_key
 
 
 def _sibling(name: str) -> ModuleType:

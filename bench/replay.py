@@ -1,4 +1,4 @@
-"""Replay an open-loop arrival trace (infaas.workloads) against the gateway and record every query.
+"""Replay an open-loop arrival trace (infaas.core.workloads) against the gateway and record every query.
 
 Each query of the trace is sent at its arrival time over a pool of raw keep-alive connections
 (bench/loadgen.py: open loop, latency measured from the scheduled time, no coordinated omission); the

@@ -1,4 +1,4 @@
-"""Decision time of `infaas.selection.get_variant` next to a brute-force baseline (INFaaS Table 7 style).
+"""Decision time of `infaas.policy.selection.get_variant` beside a brute-force baseline (INFaaS Table 7).
 
 A synthetic app of ~100 models and N profiled variants (accuracy 0.5–0.99, p50/p99 latency points at
 batch 1, 2, 4, … up to the variant's max batch growing sublinearly, load 1–3000 ms, costs, a share of
@@ -15,7 +15,7 @@ worker with room — keeping the best key (dominated variants only as a fallback
 Both answers are checked against the requirements; differing choices are counted (ties and the
 ordering policy among active variants may legitimately differ).
 
-When `infaas.selection` offers a prebuilt candidate structure (`CandidateIndex`), it is built once per
+When `infaas.policy.selection` offers a prebuilt candidate structure (`CandidateIndex`), it is built once per
 run — as the scheduler does on a snapshot refresh — and its build time is printed; `--candidates list`
 passes the plain tuple instead.
 
@@ -37,10 +37,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infaas import selection
-from infaas.errors import InfaasError, RequirementsUnmet
-from infaas.selection import InstanceView, Requirements, Snapshot, WorkerView, get_variant
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.core.errors import InfaasError, RequirementsUnmet
+from infaas.policy import selection
+from infaas.policy.selection import InstanceView, Requirements, Snapshot, WorkerView, get_variant
+from infaas.schemas.variants import BatchLatency, VariantProfile
 
 GiB = 1024**3
 MiB = 1024**2

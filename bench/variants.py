@@ -508,9 +508,9 @@ class Bench:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Register, profile and read back every demo model; the report `variants.json` holds."""
     # Imported here so that the pure functions above import without the settings machinery.
-    from infaas.config import get_settings
-    from infaas.demo_models import build_demo_models
-    from infaas.launcher import admin_key
+    from infaas.core.config import get_settings
+    from infaas.processes.suite import admin_key
+    from infaas_cli.demo_models import build_demo_models
 
     settings = get_settings()
     demo = build_demo_models(settings.var_dir / "demo-models")

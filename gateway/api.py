@@ -12,8 +12,9 @@ from starlette.routing import Route
 from gateway import queries
 from gateway.state import GatewayState
 from infaas.clients.base import principal_headers, raise_for_error, unavailable
-from infaas.errors import PayloadTooLarge
-from infaas.schemas import (
+from infaas.core.errors import PayloadTooLarge
+from infaas.http.app import request_id
+from infaas.schemas.api import (
     App,
     AppCreate,
     AppCreated,
@@ -29,8 +30,7 @@ from infaas.schemas import (
     VariantFilter,
     Worker,
 )
-from infaas.web import request_id
-from infaas.wire import Message
+from infaas.wire.frames import Message
 
 router = APIRouter(prefix="/v1")
 

@@ -24,9 +24,9 @@ from gateway.state import GatewayState
 from gateway.ui import router as ui_router
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
-from infaas.config import Settings
-from infaas.metric_buffer import flushing
-from infaas.web import install_common, settle_heap
+from infaas.core.config import Settings
+from infaas.http.app import install_common, settle_heap
+from infaas.metrics.buffer import flushing
 
 
 def serve_app(
@@ -34,7 +34,7 @@ def serve_app(
 ) -> ASGIApp:
     """What the ASGI server runs: the app behind the query lane (`gateway/lane.py`)."""
     app = create_app(settings, embedded_scheduler=embedded_scheduler)
-    # The server runs it with its proxy-headers middleware off (infaas/cli.py): the lane applies it to
+    # The server runs it with its proxy-headers middleware off (infaas_cli/main.py): the lane applies it to
     # what it passes to the app, with uvicorn's own default of trusted proxies.
     trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
     return QueryLane(app, max_body_bytes=settings.max_request_bytes, forwarded_allow_ips=trusted)

@@ -6,8 +6,8 @@ import hashlib
 
 from gateway.cache import TTLCache
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.errors import Forbidden, Unauthorized
-from infaas.schemas import AppInternal, ModelInternal, Principal
+from infaas.core.errors import Forbidden, Unauthorized
+from infaas.schemas.api import AppInternal, ModelInternal, Principal
 
 
 class Authenticator:

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Request
 
 from infaas.clients.planner import PlannerClient
-from infaas.errors import Forbidden
-from infaas.events import EventPage
+from infaas.core.errors import Forbidden
+from infaas.schemas.events import EventPage
 
 router = APIRouter(prefix="/v1")
 

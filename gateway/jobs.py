@@ -12,8 +12,8 @@ from starlette.background import BackgroundTask
 
 from gateway.api import _ERRORS, AuthHeader, _forward, _state
 from infaas.clients.base import principal_headers, raise_for_error, unavailable
-from infaas.jobs_schemas import Job
-from infaas.web import request_id
+from infaas.http.app import request_id
+from infaas.jobs.schemas import Job
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 

@@ -7,12 +7,12 @@ some building objects — about a third of the gateway's CPU per query (docs/ben
 does what those layers did for these two routes, once, and hands every other request to the app:
 - the body limit (413 by Content-Length, or as soon as the bytes pass it);
 - the request id (the caller's `X-Request-Id` or a new one), bound for logs and returned;
-- the app's error rendering (`infaas.web`'s own helpers): an `InfaasError` is its JSON body and status,
+- the app's error rendering (`infaas.http.app`'s own helpers): an `InfaasError` is its JSON body and status,
   with `Retry-After` when it has one; anything else is logged and answered 500 `internal`;
 - the HTTP metrics, under the same route templates.
 The routes stay declared in the app for the OpenAPI schema, the SDKs, and for use without this layer.
 
-Under our HTTP protocol (`infaas.httpserver.InfaasHttpProtocol`) the two routes skip ASGI too: the server
+Under our HTTP protocol (`infaas.http.server.InfaasHttpProtocol`) the two routes skip ASGI too: the server
 asks `direct_route` and has `answer_direct` answer; this ASGI entry answers them the same way when the
 server does not (another server, a test client, a request the protocol passes on).
 """
@@ -32,13 +32,13 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from gateway.api import app_query_frame, model_query_frame
 from gateway.state import GatewayState
 from infaas.clients.base import raise_for_error
-from infaas.errors import InfaasError, PayloadTooLarge
-from infaas.http_metrics import metrics_for
-from infaas.httpserver import declares_more_than
-from infaas.logs import accept_request_id, request_id_var
-from infaas.metric_buffer import BUFFER
-from infaas.web import internal_error_body, retry_after
-from infaas.wire import Message
+from infaas.core.errors import InfaasError, PayloadTooLarge
+from infaas.core.logs import accept_request_id, request_id_var
+from infaas.http.app import internal_error_body, retry_after
+from infaas.http.server import declares_more_than
+from infaas.metrics.buffer import BUFFER
+from infaas.metrics.http import metrics_for
+from infaas.wire.frames import Message
 
 log = logging.getLogger("infaas.gateway")
 
@@ -95,7 +95,7 @@ class QueryLane:
 
     def direct_route(self, method: bytes, url: bytes) -> Route | None:
         """The route of a query request as the HTTP server sees it (method, raw URL), for it to answer
-        without ASGI (`infaas.httpserver.InfaasHttpProtocol`); None for anything else, and for a URL
+        without ASGI (`infaas.http.server.InfaasHttpProtocol`); None for anything else, and for a URL
         with a query string, an escape or other than ASCII, which the ASGI way decodes."""
         if method != b"POST" or b"?" in url or b"%" in url or not url.isascii():
             return None

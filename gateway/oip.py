@@ -34,10 +34,10 @@ from gateway.oip_schemas import (
 )
 from gateway.state import GatewayState
 from infaas.clients.base import principal_headers, raise_for_error
-from infaas.errors import BadRequest, InvalidInput, NotFound, Unavailable
-from infaas.schemas import NAME_PATTERN, AppInternal, ModelInternal, Principal
-from infaas.tensors import Signature, TensorSpec
-from infaas.web import request_id
+from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
+from infaas.http.app import request_id
+from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
+from infaas.wire.tensors import Signature, TensorSpec
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 EXTENSIONS = ["binary_tensor_data", "model_less_parameters"]

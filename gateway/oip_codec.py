@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from infaas.errors import BadRequest, PayloadTooLarge
+from infaas.core.errors import BadRequest, PayloadTooLarge
 
 # OIP datatype ↔ NumPy dtype. BYTES is an object array of `bytes`.
 DATATYPES: dict[str, np.dtype[Any]] = {

@@ -14,7 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from infaas.errors import InfaasError
+from infaas.core.errors import InfaasError
 
 log = logging.getLogger("infaas.gateway.oip")
 

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import orjson
 
-from infaas.errors import BadRequest, InvalidInput
-from infaas.schemas import AppInternal, ModelInternal
-from infaas.tensors import Signature, check_array, coerce_batch
-from infaas.wire import Message
+from infaas.core.errors import BadRequest, InvalidInput
+from infaas.schemas.api import AppInternal, ModelInternal
+from infaas.wire.frames import Message
+from infaas.wire.tensors import Signature, check_array, coerce_batch
 
 _FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant"})
 

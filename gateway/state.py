@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from gateway.auth import Authenticator
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch
-from infaas.config import Settings
+from infaas.core.config import Settings
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-from infaas.config import get_settings
-from infaas.db import Base, make_engine
+from infaas.core.config import get_settings
+from infaas.data.db import Base, make_engine
 
 config = context.config
 url = config.attributes.get("url") or get_settings().resolved_database_url

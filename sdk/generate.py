@@ -38,7 +38,7 @@ def openapi_schema() -> dict[str, object]:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from gateway.app import create_app
-    from infaas.config import Settings
+    from infaas.core.config import Settings
 
     schema: dict[str, object] = create_app(Settings(admin_key="sdk-generation")).openapi()
     return schema

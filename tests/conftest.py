@@ -9,7 +9,7 @@ import psycopg
 import pytest
 import redis
 
-from infaas.demo_models import DemoModel, build_demo_models
+from infaas_cli.demo_models import DemoModel, build_demo_models
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"

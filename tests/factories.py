@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.schemas.variants import BatchLatency, VariantProfile
 
 
 def variant_profile(**overrides: Any) -> VariantProfile:

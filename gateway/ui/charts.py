@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from gateway.ui.svg import Point, Series, lines, scatter
-from infaas.schemas import Variant
+from infaas.schemas.api import Variant
 
 MAX_SERIES = 8
 

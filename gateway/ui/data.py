@@ -16,10 +16,10 @@ from fastapi import Request
 
 from gateway.state import GatewayState
 from gateway.ui import live
-from infaas import store
 from infaas.clients.scheduler import SchedulerClient
-from infaas.prom import exposition
-from infaas.schemas import Worker
+from infaas.data import store
+from infaas.metrics.exposition import exposition
+from infaas.schemas.api import Worker
 
 SCRAPE_TIMEOUT = httpx.Timeout(2.0, connect=0.5)
 

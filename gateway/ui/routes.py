@@ -18,9 +18,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gateway.ui import data
 from gateway.ui.charts import model_charts
-from infaas.errors import Forbidden, InfaasError, Unauthorized
-from infaas.schemas import Principal
-from infaas.web import json_response
+from infaas.core.errors import Forbidden, InfaasError, Unauthorized
+from infaas.http.app import json_response
+from infaas.schemas.api import Principal
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 

@@ -7,8 +7,8 @@ from typing import Protocol
 import httpx
 import orjson
 
-from infaas.errors import InfaasError, Unavailable, error_from_body
-from infaas.schemas import Principal
+from infaas.core.errors import InfaasError, Unavailable, error_from_body
+from infaas.schemas.api import Principal
 
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=2.0)
 ROLE_HEADER = "x-infaas-role"

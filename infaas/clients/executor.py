@@ -6,7 +6,7 @@ import httpx
 import numpy as np
 
 from infaas.clients.base import raise_for_error, unavailable
-from infaas.wire import decode_frame, encode_frame
+from infaas.wire.frames import decode_frame, encode_frame
 
 
 class ExecutorClient:

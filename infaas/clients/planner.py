@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, unavailable
-from infaas.events import EventPage
+from infaas.schemas.events import EventPage
 
 
 class PlannerClient:

@@ -8,7 +8,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from infaas.clients.base import DEFAULT_TIMEOUT, principal_headers, raise_for_error, unavailable
-from infaas.schemas import (
+from infaas.schemas.api import (
     App,
     AppInternal,
     Model,

@@ -6,8 +6,8 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool, RawResponse
-from infaas.errors import InfaasError, Unavailable
-from infaas.wire import Message
+from infaas.core.errors import InfaasError, Unavailable
+from infaas.wire.frames import Message
 
 FRAME_TYPE = "application/x-infaas-frame"
 

@@ -15,20 +15,20 @@ import redis.asyncio as aioredis
 from fastapi import APIRouter, FastAPI, Request
 from pydantic import BaseModel
 
-from infaas import store
-from infaas.aio import stop_tasks
-from infaas.artifacts import LocalArtifactStore
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.config import Settings
-from infaas.errors import InfaasError, NotFound, Unavailable
-from infaas.hardware import detect_hardware
-from infaas.instance_state import Thresholds
-from infaas.metric_buffer import flushing
-from infaas.schemas import WorkerRegistration
-from infaas.selection import WorkerView
-from infaas.variants import VariantProfile
-from infaas.web import install_common, settle_heap
+from infaas.core.aio import stop_tasks
+from infaas.core.config import Settings
+from infaas.core.errors import InfaasError, NotFound, Unavailable
+from infaas.data import store
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.http.app import install_common, settle_heap
+from infaas.metrics.buffer import flushing
+from infaas.policy.selection import WorkerView
+from infaas.runtimes.hardware import detect_hardware
+from infaas.schemas.api import WorkerRegistration
+from infaas.schemas.variants import VariantProfile
 from services.executor import control, metrics
+from services.executor.instance_state import Thresholds
 from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
 from services.executor.push import start_server

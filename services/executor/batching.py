@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from infaas.runtimes import Runtime
+from infaas.runtimes.engines import Runtime
 
 if TYPE_CHECKING:
     from services.executor.instances import Query

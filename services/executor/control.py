@@ -28,9 +28,9 @@ from fastapi import APIRouter, FastAPI, Query, Request
 from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from infaas import store
-from infaas.aio import stop_tasks
-from infaas.errors import NotFound, Unavailable
+from infaas.core.aio import stop_tasks
+from infaas.core.errors import NotFound, Unavailable
+from infaas.data import store
 from services.executor.instances import Instance, InstanceHost
 
 log = logging.getLogger("infaas.executor")

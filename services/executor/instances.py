@@ -16,16 +16,16 @@ import numpy as np
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from infaas import store
-from infaas.aio import stop_tasks
-from infaas.artifacts import ArtifactStore
-from infaas.framing import FramedProtocol
-from infaas.instance_state import AIMD, InstanceMonitor, Status
-from infaas.runtimes import Runtime, runtime_for
-from infaas.variants import VariantProfile
-from infaas.wire import decode_frame, encode_frame
+from infaas.core.aio import stop_tasks
+from infaas.data import store
+from infaas.data.artifacts import ArtifactStore
+from infaas.runtimes.engines import Runtime, runtime_for
+from infaas.schemas.variants import VariantProfile
+from infaas.wire.connection import FramedProtocol
+from infaas.wire.frames import decode_frame, encode_frame
 from services.executor import metrics
 from services.executor.batching import batches, run_chunked
+from services.executor.instance_state import AIMD, InstanceMonitor, Status
 
 log = logging.getLogger("infaas.executor")
 

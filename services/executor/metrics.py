@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from infaas.metric_buffer import BUFFER
+from infaas.metrics.buffer import BUFFER
 
 _BUCKETS = (0.0001, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1)
 
@@ -84,7 +84,7 @@ def _bound(variant: str) -> _PerVariant:
 
 
 def observe_batch(variant: str, rows: int, compute_s: float) -> None:
-    """Through `BUFFER` (infaas/metric_buffer.py): written to the metric files in bulk."""
+    """Through `BUFFER` (infaas/metrics/buffer.py): written to the metric files in bulk."""
     m = _bound(variant)
     BUFFER.inc(m.inferences, rows)
     BUFFER.inc(m.executions)

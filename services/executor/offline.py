@@ -25,11 +25,11 @@ import orjson
 from fastapi import APIRouter, FastAPI, Request, Response
 from prometheus_client import Counter
 
-from infaas import store
-from infaas.errors import InvalidInput, NotFound, Unavailable
-from infaas.runtimes import Runtime, runtime_for
-from infaas.variants import VariantProfile
-from infaas.wire import decode_frame, encode_frame
+from infaas.core.errors import InvalidInput, NotFound, Unavailable
+from infaas.data import store
+from infaas.runtimes.engines import Runtime, runtime_for
+from infaas.schemas.variants import VariantProfile
+from infaas.wire.frames import decode_frame, encode_frame
 from services.executor.instances import InstanceHost
 
 log = logging.getLogger("infaas.executor.offline")
@@ -134,7 +134,7 @@ router = APIRouter(prefix="/internal/offline", include_in_schema=False, lifespan
 
 @router.post("/run")
 async def run_offline(request: Request) -> Response:
-    """Body and answer are binary frames (`infaas.wire`): header `{variant}` + the chunk's input rows."""
+    """Body and answer are binary frames (`infaas.wire.frames`): header `{variant}` + the chunk's rows."""
     runner: OfflineRunner = request.app.state.offline
     header, inputs = decode_frame(await request.body())
     vid = str(header.get("variant", ""))

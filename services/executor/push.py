@@ -1,5 +1,5 @@
 """The executor's push endpoint: dispatchers send query frames over a persistent TCP connection and
-get each answer back on it (`infaas.framing`), instead of through a Redis stream and a reply channel.
+get each answer back on it (`infaas.wire.connection`), instead of through a Redis stream and a reply channel.
 
 A query then wakes four processes instead of eight (docs/benchmarks.md). It is as safe as the streams:
 the dispatcher keeps every frame until it is answered, and re-sends it elsewhere when this worker
@@ -13,9 +13,9 @@ import asyncio
 import logging
 from urllib.parse import urlsplit
 
-from infaas.errors import BadRequest
-from infaas.framing import FramedProtocol
-from infaas.wire import decode_frame, encode_frame, peek_header
+from infaas.core.errors import BadRequest
+from infaas.wire.connection import FramedProtocol
+from infaas.wire.frames import decode_frame, encode_frame, peek_header
 from services.executor import metrics
 from services.executor.instances import InstanceHost, Query, refusal
 

@@ -11,9 +11,9 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI, Request
 from prometheus_client import Gauge
 
-from infaas import store
-from infaas.config import Settings
-from infaas.web import install_common
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.http.app import install_common
 from services.planner import autoscaling
 from services.planner.jobs_loop import jobs_router
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from infaas.selection import InstanceView
-from infaas.variants import VariantProfile
+from infaas.policy.selection import InstanceView
+from infaas.schemas.variants import VariantProfile
 from services.planner.scaling import (
     CAPACITY_STATES,
     ClusterSnapshot,

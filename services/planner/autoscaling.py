@@ -11,11 +11,11 @@ from typing import Literal
 import redis.asyncio as aioredis
 from fastapi import FastAPI
 
-from infaas.aio import stop_tasks
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.config import Settings
-from infaas.db import make_engine
+from infaas.core.aio import stop_tasks
+from infaas.core.config import Settings
+from infaas.data.db import make_engine
 from services.planner.events import EventLog
 from services.planner.interference import InterferenceConfig
 from services.planner.loops import ModelAutoscaler, WorkerRequests, router, run_every

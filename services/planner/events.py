@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
-from infaas.db import EventRow, make_sessionmaker, utcnow
-from infaas.events import Event, EventKind, Outcome
+from infaas.data.db import EventRow, make_sessionmaker, utcnow
+from infaas.schemas.events import Event, EventKind, Outcome
 
 
 class EventLog:

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
-from infaas.variants import VariantProfile
+from infaas.schemas.variants import VariantProfile
 from services.planner.scaling import (
     CAPACITY_STATES,
     Action,

@@ -1,7 +1,7 @@
 """Interference mitigation (INFaaS §4.1) as a pure function: `migrations(snapshot, since, config)`.
 
 An instance is `interfered` when its batches take 2.5× their profiled latency while it is not
-overloaded (`infaas.instance_state`): something else on its worker — co-located instances, offline
+overloaded (`services.executor.instance_state`): something else on its worker — co-located instances, offline
 work, another tenant — is slowing it. Selection already routes around it, but that only moves its load
 onto the variant's other instances, and the model loses the capacity it paid for. So once an instance
 has stayed interfered for `migrate_after_s` (several 2 s monitor periods, so that a burst does not move

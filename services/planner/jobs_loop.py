@@ -27,12 +27,19 @@ from fastapi import APIRouter, FastAPI, Request
 from prometheus_client import Counter, Gauge
 from pydantic import BaseModel
 
-from infaas import store
-from infaas.aio import stop_tasks
-from infaas.clients.jobs import AsyncJobsClient
-from infaas.config import Settings
-from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, SUBMITTED_KEY, THROTTLE_KEY, ThrottleState, make_jobs_celery
-from infaas.jobs_schemas import JobsTick
+from infaas.core.aio import stop_tasks
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.jobs.client import AsyncJobsClient
+from infaas.jobs.protocol import (
+    JOBS_QUEUE,
+    RUN_CHUNK,
+    SUBMITTED_KEY,
+    THROTTLE_KEY,
+    ThrottleState,
+    make_jobs_celery,
+)
+from infaas.jobs.schemas import JobsTick
 from services.planner.observe import JOBS_LEADER_KEY, LeaderLock
 from services.planner.throttle import ThrottleDecision, ThrottleThresholds, WorkerLoad, decide
 

@@ -21,9 +21,9 @@ from typing import Literal
 import redis.asyncio as aioredis
 from fastapi import APIRouter, Query, Request
 
-from infaas import store
 from infaas.clients.executor import ExecutorClient
-from infaas.events import EventPage
+from infaas.data import store
+from infaas.schemas.events import EventPage
 from services.planner import autoscaler, ilp, interference
 from services.planner.events import EventLog
 from services.planner.observe import LeaderLock, LoadMeter, SloCache, observe

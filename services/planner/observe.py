@@ -12,9 +12,9 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from infaas import store
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.variants import VariantProfile
+from infaas.data import store
+from infaas.schemas.variants import VariantProfile
 from services.planner.scaling import ClusterSnapshot, ModelDemand
 
 log = logging.getLogger("infaas.planner")

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from infaas.selection import InstanceView, WorkerView
-from infaas.variants import VariantProfile
+from infaas.policy.selection import InstanceView, WorkerView
+from infaas.schemas.variants import VariantProfile
 
 Action = Literal["load", "replicate", "upgrade", "downgrade", "remove", "migrate", "request_worker"]
 

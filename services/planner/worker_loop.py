@@ -17,8 +17,8 @@ from typing import Literal
 
 import redis.asyncio as aioredis
 
-from infaas import store
 from infaas.clients.executor import ExecutorClient
+from infaas.data import store
 from services.planner.events import EventLog
 from services.planner.loops import WorkerRequests
 from services.planner.observe import DRAINING_KEY, LeaderLock

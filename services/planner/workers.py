@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from infaas.selection import InstanceView, WorkerView
+from infaas.policy.selection import InstanceView, WorkerView
 from services.planner.scaling import CAPACITY_STATES
 
 

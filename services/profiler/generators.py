@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from infaas.tensors import Signature
+from infaas.wire.tensors import Signature
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,7 @@ class NeuronVariants(VariantGenerator):
         import torch
         import torch_neuronx
 
-        from infaas.pytorch_io import load_torchscript
+        from infaas.runtimes.pytorch_io import load_torchscript
 
         assert source.torchscript_path is not None
         module = load_torchscript(source.torchscript_path.read_bytes())

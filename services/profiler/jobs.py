@@ -21,14 +21,21 @@ import orjson
 import redis
 from celery import Celery
 
-from infaas import store
-from infaas.artifacts import ArtifactStore, LocalArtifactStore
 from infaas.clients.executor import OfflineExecutorClient
-from infaas.clients.jobs import JobsClient
-from infaas.config import Settings
-from infaas.errors import InfaasError, InvalidInput
-from infaas.jobs import JOBS_QUEUE, RUN_CHUNK, THROTTLE_KEY, ThrottleState, make_jobs_celery, npz_bytes
-from infaas.jobs_schemas import TERMINAL_STATES, ChunkDone, ChunkRelease
+from infaas.core.config import Settings
+from infaas.core.errors import InfaasError, InvalidInput
+from infaas.data import store
+from infaas.data.artifacts import ArtifactStore, LocalArtifactStore
+from infaas.jobs.client import JobsClient
+from infaas.jobs.protocol import (
+    JOBS_QUEUE,
+    RUN_CHUNK,
+    THROTTLE_KEY,
+    ThrottleState,
+    make_jobs_celery,
+    npz_bytes,
+)
+from infaas.jobs.schemas import TERMINAL_STATES, ChunkDone, ChunkRelease
 
 log = logging.getLogger("infaas.jobs")
 

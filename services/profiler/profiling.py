@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import psutil
 
-from infaas.runtimes import Runtime
-from infaas.variants import BatchLatency
+from infaas.runtimes.engines import Runtime
+from infaas.schemas.variants import BatchLatency
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
-from infaas.artifacts import ArtifactStore
 from infaas.clients.registry import RegistryClient
-from infaas.config import Settings
-from infaas.costs import cost_per_query
-from infaas.hardware import usable_cores
-from infaas.runtimes import Runtime, make_runtime
-from infaas.schemas import ConcurrencyPoint, LatencyPoint, ModelInternal, StatusUpdate, VariantReport
-from infaas.tensors import Signature, validation_keys
-from infaas.variants import variant_id
+from infaas.core.config import Settings
+from infaas.core.costs import cost_per_query
+from infaas.data.artifacts import ArtifactStore
+from infaas.runtimes.engines import Runtime, make_runtime
+from infaas.runtimes.hardware import usable_cores
+from infaas.schemas.api import ConcurrencyPoint, LatencyPoint, ModelInternal, StatusUpdate, VariantReport
+from infaas.schemas.variants import variant_id
+from infaas.wire.tensors import Signature, validation_keys
 from services.profiler.generators import Candidate, SourceModel, registered_generators
 from services.profiler.profiling import SessionMeasurement, measure_session, saturation_qps
 

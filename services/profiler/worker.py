@@ -20,15 +20,21 @@ from celery import Celery
 from celery.signals import setup_logging, worker_ready, worker_shutting_down
 from prometheus_client import Counter, Histogram, start_http_server
 
-from infaas import store
-from infaas.artifacts import LocalArtifactStore
+from infaas.clients.profiler import (
+    PROFILE_MODEL,
+    PROFILE_VARIANTS,
+    PROFILER_TTL_S,
+    make_celery,
+    profile_queue,
+)
 from infaas.clients.registry import RegistryClient
-from infaas.config import Settings
-from infaas.hardware import detect_hardware
-from infaas.logs import configure_logging
-from infaas.prom import collector_registry
-from infaas.schemas import StatusUpdate, VariantReport
-from infaas.tasks import PROFILE_MODEL, PROFILE_VARIANTS, PROFILER_TTL_S, make_celery, profile_queue
+from infaas.core.config import Settings
+from infaas.core.logs import configure_logging
+from infaas.data import store
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.metrics.exposition import collector_registry
+from infaas.runtimes.hardware import detect_hardware
+from infaas.schemas.api import StatusUpdate, VariantReport
 from services.profiler import service
 
 log = logging.getLogger("infaas.profiler")

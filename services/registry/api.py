@@ -9,10 +9,11 @@ import orjson
 from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from pydantic import ValidationError
 
-from infaas import store
-from infaas.db import AppRow
-from infaas.errors import InvalidInput, NotFound, PayloadTooLarge
-from infaas.schemas import (
+from infaas.clients.profiler import PROFILER_TTL_S
+from infaas.core.errors import InvalidInput, NotFound, PayloadTooLarge
+from infaas.data import store
+from infaas.data.db import AppRow
+from infaas.schemas.api import (
     App,
     AppCreate,
     AppCreated,
@@ -32,7 +33,6 @@ from infaas.schemas import (
     Worker,
     WorkerRegistration,
 )
-from infaas.tasks import PROFILER_TTL_S
 from services.registry import repository as repo
 from services.registry import service, variants, views
 from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep

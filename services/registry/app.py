@@ -9,11 +9,11 @@ import redis
 from celery import Celery
 from fastapi import FastAPI
 
-from infaas.artifacts import LocalArtifactStore
-from infaas.config import Settings
-from infaas.db import make_engine, make_sessionmaker
-from infaas.tasks import PROFILE_MODEL, make_celery, profile_queue
-from infaas.web import install_common
+from infaas.clients.profiler import PROFILE_MODEL, make_celery, profile_queue
+from infaas.core.config import Settings
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.data.db import make_engine, make_sessionmaker
+from infaas.http.app import install_common
 from services.registry import service, variants
 from services.registry.api import internal, public
 from services.registry.jobs_api import router as jobs_router

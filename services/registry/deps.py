@@ -9,10 +9,10 @@ import redis
 from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session
 
-from infaas.artifacts import ArtifactStore
-from infaas.config import Settings
-from infaas.errors import Unauthorized
-from infaas.schemas import Principal
+from infaas.core.config import Settings
+from infaas.core.errors import Unauthorized
+from infaas.data.artifacts import ArtifactStore
+from infaas.schemas.api import Principal
 from services.registry.service import ProfileQueue
 
 

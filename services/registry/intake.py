@@ -1,8 +1,8 @@
 """Checking an uploaded model and validation set before anything is stored.
 
 ONNX files go through the ONNX checker; PyTorch archives (TorchScript, torch.export) are scanned without
-unpickling (`infaas.pytorch_io`), loaded, and converted to ONNX where the exporter can. Every model is
-then run on two validation rows: a file that parses can still fail to run.
+unpickling (`infaas.runtimes.pytorch_io`), loaded, and converted to ONNX where the exporter can. Every
+model is then run on two validation rows: a file that parses can still fail to run.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from infaas.errors import InvalidInput, InvalidModel
-from infaas.runtimes import OnnxRuntime
-from infaas.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
+from infaas.core.errors import InvalidInput, InvalidModel
+from infaas.runtimes.engines import OnnxRuntime
+from infaas.wire.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
 
 SUPPORTED_TASKS = frozenset({"classification"})
 
@@ -58,7 +58,7 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
 def _check_pytorch(model_bytes: bytes, validation_bytes: bytes) -> CheckedUpload:
     import torch
 
-    from infaas import pytorch_io
+    from infaas.runtimes import pytorch_io
 
     fmt = pytorch_io.sniff_format(model_bytes)
     pytorch_io.scan_archive(model_bytes, fmt)

@@ -20,12 +20,12 @@ import numpy as np
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from infaas.artifacts import ArtifactStore
-from infaas.config import Settings
-from infaas.db import AppRow, JobChunkRow, JobRow, ModelRow, utcnow
-from infaas.errors import Conflict, InvalidInput, NotFound
-from infaas.jobs import npz_bytes, read_npz
-from infaas.jobs_schemas import (
+from infaas.core.config import Settings
+from infaas.core.errors import Conflict, InvalidInput, NotFound
+from infaas.data.artifacts import ArtifactStore
+from infaas.data.db import AppRow, JobChunkRow, JobRow, ModelRow, utcnow
+from infaas.jobs.protocol import npz_bytes, read_npz
+from infaas.jobs.schemas import (
     TERMINAL_STATES,
     ChunkDone,
     ChunkDoneResult,
@@ -35,7 +35,7 @@ from infaas.jobs_schemas import (
     JobsTick,
     JobsTickResult,
 )
-from infaas.schemas import Principal
+from infaas.schemas.api import Principal
 
 ACTIVE_STATES = ("queued", "running", "paused")
 MAX_ERRORS = 20

@@ -12,10 +12,10 @@ from fastapi.responses import FileResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from infaas.db import AppRow, JobRow, ModelRow, utcnow
-from infaas.errors import InvalidInput, PayloadTooLarge
-from infaas.jobs import SUBMITTED_KEY
-from infaas.jobs_schemas import (
+from infaas.core.errors import InvalidInput, PayloadTooLarge
+from infaas.data.db import AppRow, JobRow, ModelRow, utcnow
+from infaas.jobs.protocol import SUBMITTED_KEY
+from infaas.jobs.schemas import (
     ChunkDone,
     ChunkDoneResult,
     ChunkRelease,

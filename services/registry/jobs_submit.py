@@ -12,16 +12,16 @@ import numpy as np
 import redis
 from sqlalchemy.orm import Session
 
-from infaas import store
-from infaas.artifacts import ArtifactStore
-from infaas.config import Settings
-from infaas.db import AppRow, JobChunkRow, JobRow, ModelRow
-from infaas.errors import Conflict, InvalidInput, NotFound, RequirementsUnmet
-from infaas.job_variants import JobCandidate, choose_job_variant
-from infaas.jobs import auto_chunk_rows, chunk_plan, npy_bytes, parse_job_input
-from infaas.jobs_schemas import JobDecision, JobSubmit
-from infaas.schemas import Principal
-from infaas.tensors import Signature
+from infaas.core.config import Settings
+from infaas.core.errors import Conflict, InvalidInput, NotFound, RequirementsUnmet
+from infaas.data import store
+from infaas.data.artifacts import ArtifactStore
+from infaas.data.db import AppRow, JobChunkRow, JobRow, ModelRow
+from infaas.jobs.protocol import auto_chunk_rows, chunk_plan, npy_bytes, parse_job_input
+from infaas.jobs.schemas import JobDecision, JobSubmit
+from infaas.jobs.variants import JobCandidate, choose_job_variant
+from infaas.schemas.api import Principal
+from infaas.wire.tensors import Signature
 from services.registry import repository as repo
 from services.registry import service
 from services.registry.jobs import inside

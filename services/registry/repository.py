@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow
+from infaas.data.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow
 
 
 def app_by_name(session: Session, name: str) -> AppRow | None:

@@ -12,11 +12,8 @@ from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from infaas import store
-from infaas.artifacts import ArtifactStore, digest_of
-from infaas.costs import PriceTable
-from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow, utcnow
-from infaas.errors import (
+from infaas.core.costs import PriceTable
+from infaas.core.errors import (
     Conflict,
     Forbidden,
     InvalidInput,
@@ -24,8 +21,11 @@ from infaas.errors import (
     Unauthorized,
     Unavailable,
 )
-from infaas.hardware import KINDS
-from infaas.schemas import (
+from infaas.data import store
+from infaas.data.artifacts import ArtifactStore, digest_of
+from infaas.data.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow, utcnow
+from infaas.runtimes.hardware import KINDS
+from infaas.schemas.api import (
     AppCreate,
     AppUpdate,
     HardwareKind,

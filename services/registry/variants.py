@@ -8,13 +8,13 @@ from typing import Literal
 import redis
 from sqlalchemy.orm import Session
 
-from infaas import store
-from infaas.db import AppRow, ModelRow, VariantRow, utcnow
-from infaas.errors import NotFound
-from infaas.pareto import Point, dominated
-from infaas.schemas import VariantReport
-from infaas.tensors import Signature
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.core.errors import NotFound
+from infaas.data import store
+from infaas.data.db import AppRow, ModelRow, VariantRow, utcnow
+from infaas.policy.pareto import Point, dominated
+from infaas.schemas.api import VariantReport
+from infaas.schemas.variants import BatchLatency, VariantProfile
+from infaas.wire.tensors import Signature
 from services.registry import repository as repo
 
 _COPIED = (

@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from infaas.db import ApiKeyRow, AppRow, ModelRow, VariantRow
-from infaas.schemas import (
+from infaas.data.db import ApiKeyRow, AppRow, ModelRow, VariantRow
+from infaas.schemas.api import (
     ApiKeyInfo,
     App,
     ConcurrencyPoint,

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import orjson
 
-from infaas.errors import DeadlineExceeded
-from infaas.metric_buffer import BUFFER
-from infaas.selection import Decision, Requirements
+from infaas.core.errors import DeadlineExceeded
+from infaas.metrics.buffer import BUFFER
+from infaas.policy.selection import Decision, Requirements
 from services.scheduler import metrics
 
 

@@ -11,11 +11,11 @@ from fastapi import APIRouter, FastAPI, Request, Response
 
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.rawhttp import RawResponse
-from infaas.config import Settings
-from infaas.errors import InfaasError
-from infaas.metric_buffer import BUFFER, flushing
-from infaas.web import install_common, request_id, settle_heap
-from infaas.wire import Message
+from infaas.core.config import Settings
+from infaas.core.errors import InfaasError
+from infaas.http.app import install_common, request_id, settle_heap
+from infaas.metrics.buffer import BUFFER, flushing
+from infaas.wire.frames import Message
 from services.scheduler import metrics
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache

@@ -15,18 +15,25 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aioredis
 
-from infaas import store
-from infaas.aio import stop_tasks, until
-from infaas.cache import CachedAnswer, PredictionCache, input_digest
 from infaas.clients.executor import ExecutorClient
-from infaas.config import Settings
-from infaas.errors import DeadlineExceeded, InvalidInput, NotFound, Overloaded, TooManyRequests, Unavailable
-from infaas.metric_buffer import BUFFER
-from infaas.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
-from infaas.wire import Message, decode_frame, encode_frame, peek_header
+from infaas.core.aio import stop_tasks, until
+from infaas.core.config import Settings
+from infaas.core.errors import (
+    DeadlineExceeded,
+    InvalidInput,
+    NotFound,
+    Overloaded,
+    TooManyRequests,
+    Unavailable,
+)
+from infaas.data import store
+from infaas.metrics.buffer import BUFFER
+from infaas.policy.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
+from infaas.wire.frames import Message, decode_frame, encode_frame, peek_header
 from services.scheduler import metrics
 from services.scheduler.answers import answer, missed
 from services.scheduler.enqueue import StreamEnqueuer
+from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import PushPool, WorkerLost
 from services.scheduler.snapshot import SnapshotCache
 

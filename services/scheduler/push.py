@@ -13,8 +13,8 @@ import asyncio
 import logging
 from collections import Counter
 
-from infaas.framing import FramedProtocol, split_addr
-from infaas.wire import peek_header
+from infaas.wire.connection import FramedProtocol, split_addr
+from infaas.wire.frames import peek_header
 
 log = logging.getLogger("infaas.scheduler")
 
@@ -37,7 +37,7 @@ class _Connection(FramedProtocol):
         self.sent: set[str] = set()  # ids of queries sent here and not yet answered
 
     def frame_received(self, frame: bytes | memoryview) -> None:
-        # A view is safe to keep: it is over an immutable chunk or a copy (infaas.framing).
+        # A view is safe to keep: it is over an immutable chunk or a copy (infaas.wire.connection).
         qid = str(peek_header(frame).get("id"))
         self.sent.discard(qid)
         future = self.pool.waiting.get(qid)

@@ -15,10 +15,10 @@ from dataclasses import replace
 
 import redis.asyncio as aioredis
 
-from infaas import store
-from infaas.aio import stop_tasks
-from infaas.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
-from infaas.variants import VariantProfile
+from infaas.core.aio import stop_tasks
+from infaas.data import store
+from infaas.policy.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
+from infaas.schemas.variants import VariantProfile
 
 log = logging.getLogger("infaas.scheduler")
 

@@ -16,9 +16,10 @@ import psycopg
 import pytest
 import redis
 
-from infaas.config import Settings
-from infaas.demo_models import DemoModel
-from infaas.launcher import Suite, free_port, start_suite
+from infaas.core.config import Settings
+from infaas.processes.suite import Suite, free_port
+from infaas_cli.demo_models import DemoModel
+from infaas_cli.launcher import start_suite
 from tests.conftest import libpq
 
 E2E_REDIS_DB = 14

@@ -21,8 +21,9 @@ import orjson
 import pytest
 import redis.asyncio as aioredis
 
-from infaas import store, workloads
-from infaas.selection import WorkerView
+from infaas.core import workloads
+from infaas.data import store
+from infaas.policy.selection import WorkerView
 from services.planner.simulator import SimConfig, SimModel, simulate
 from tests.e2e.conftest import RunningSuite
 
@@ -142,7 +143,7 @@ def test_events_are_served_to_the_admin_only_with_a_typed_schema(
     assert ok["$ref"].endswith("/EventPage")
     from typer.testing import CliRunner
 
-    from infaas.cli import app
+    from infaas_cli.main import app
 
     result = CliRunner().invoke(
         app, ["events", "--json", "--url", running.url, "--key", running.settings.admin_key]

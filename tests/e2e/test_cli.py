@@ -11,8 +11,8 @@ import onnxruntime as ort
 import pytest
 from typer.testing import CliRunner, Result
 
-from infaas.cli import app as cli
-from infaas.demo_models import DemoModel
+from infaas_cli.demo_models import DemoModel
+from infaas_cli.main import app as cli
 from tests.e2e.conftest import RunningSuite
 
 pytestmark = pytest.mark.e2e

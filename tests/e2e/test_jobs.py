@@ -28,10 +28,11 @@ import pytest
 import redis
 from typer.testing import CliRunner
 
-from infaas.cli import app
-from infaas.config import Settings
-from infaas.demo_models import DemoModel
-from infaas.launcher import Suite, free_port, start_suite
+from infaas.core.config import Settings
+from infaas.processes.suite import Suite, free_port
+from infaas_cli.demo_models import DemoModel
+from infaas_cli.launcher import start_suite
+from infaas_cli.main import app
 from tests.conftest import libpq
 from tests.e2e.conftest import register
 

@@ -17,7 +17,7 @@ import tritonclient.http as triton
 from tritonclient.http.auth import BasicAuth
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from infaas.demo_models import DemoModel
+from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 
 pytestmark = pytest.mark.e2e

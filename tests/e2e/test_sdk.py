@@ -49,7 +49,7 @@ from infaas_client.models import (
 )
 from infaas_client.types import File
 
-from infaas.demo_models import DemoModel
+from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 
 pytestmark = pytest.mark.e2e

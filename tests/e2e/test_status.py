@@ -10,7 +10,7 @@ import numpy as np
 import orjson
 import pytest
 
-from infaas.demo_models import DemoModel
+from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.parametrize("running", ["postgres"], indirect=True)]
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.parametrize("running", ["postgres"], 
 def status(running: RunningSuite, key: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("INFAAS_")} | {"COLUMNS": "240"}
     return subprocess.run(
-        [sys.executable, "-m", "infaas.cli", "status", "--url", running.url, "--key", key, *args],
+        [sys.executable, "-m", "infaas_cli.main", "status", "--url", running.url, "--key", key, *args],
         capture_output=True,
         text=True,
         env=env,

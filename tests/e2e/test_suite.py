@@ -11,7 +11,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from infaas.demo_models import DemoModel
+from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from infaas.demo_models import DemoModel
+from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.parametrize("running", ["postgres"], indirect=True)]

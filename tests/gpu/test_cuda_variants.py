@@ -9,10 +9,10 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from infaas.demo_models import DemoModel
-from infaas.hardware import cuda_unavailable_reason
-from infaas.runtimes import Runtime, make_runtime
-from infaas.tensors import Signature, load_onnx, read_signature
+from infaas.runtimes.engines import Runtime, make_runtime
+from infaas.runtimes.hardware import cuda_unavailable_reason
+from infaas.wire.tensors import Signature, load_onnx, read_signature
+from infaas_cli.demo_models import DemoModel
 from services.profiler.generators import Candidate, OrtCuda, OrtTensorRT, SourceModel
 from services.profiler.profiling import measure_session
 

@@ -13,9 +13,9 @@ import redis
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from infaas.config import Settings
-from infaas.db import make_engine
-from infaas.migrate import upgrade
+from infaas.core.config import Settings
+from infaas.data.db import make_engine
+from infaas_cli.migrate import upgrade
 from services.registry.app import create_app
 from services.registry.deps import _session
 from tests.conftest import libpq

@@ -10,9 +10,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 from typer.testing import CliRunner
 
-from infaas.cli import app
-from infaas.config import get_settings
-from infaas.db import Base, make_engine
+from infaas.core.config import get_settings
+from infaas.data.db import Base, make_engine
+from infaas_cli.main import app
 
 TABLES = {
     "alembic_version",
@@ -54,7 +54,7 @@ def test_cli_db_upgrade_creates_the_sqlite_schema(tmp_path: Path, monkeypatch: p
     try:
         result = CliRunner().invoke(app, ["db", "upgrade"])
         assert result.exit_code == 0, result.output
-        url = f"sqlite:///{tmp_path / 'infaas.db'}"
+        url = f"sqlite:///{tmp_path / 'infaas.data.db'}"
         engine = make_engine(url)
         try:
             assert set(inspect(engine).get_table_names()) == TABLES

@@ -3,7 +3,7 @@ Costs are chosen so the hand-computed ILP costs below are round: C = cost_per_qu
 
 from __future__ import annotations
 
-from infaas.selection import InstanceView, WorkerView
+from infaas.policy.selection import InstanceView, WorkerView
 from services.planner.scaling import ClusterSnapshot, ModelDemand
 from tests.factories import variant_profile
 

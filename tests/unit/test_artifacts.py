@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from infaas.artifacts import LocalArtifactStore, digest_of
-from infaas.errors import NotFound
+from infaas.core.errors import NotFound
+from infaas.data.artifacts import LocalArtifactStore, digest_of
 
 DATA = b"model bytes \x00\x01\x02"
 DIGEST = hashlib.sha256(DATA).hexdigest()

@@ -120,7 +120,7 @@ def test_two_decisions_in_one_tick_do_not_count_on_the_same_memory() -> None:
     # replica; each gets a different worker.
     from dataclasses import replace
 
-    from infaas.selection import InstanceView
+    from infaas.policy.selection import InstanceView
     from services.planner.scaling import ModelDemand
     from tests.unit.autoscale_fixtures import A
 

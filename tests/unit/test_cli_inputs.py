@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import typer
 
-from infaas.cli_query import load_inputs
+from infaas_cli.commands.query import load_inputs
 
 
 def test_inputs_from_npy_npz_json_files_and_inline_json(tmp_path: Path) -> None:

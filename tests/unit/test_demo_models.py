@@ -1,4 +1,4 @@
-"""Tests for infaas.demo_models: real training, ONNX export, TorchScript parity and caching."""
+"""Tests for infaas_cli.demo_models: real training, ONNX export, TorchScript parity and caching."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from infaas.demo_models import (
+from infaas_cli.demo_models import (
     DEMO_MODEL_NAMES,
     DEMO_MODELS_VERSION,
     MANIFEST_NAME,

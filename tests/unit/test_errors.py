@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from infaas import errors
-from infaas.errors import (
+from infaas.core import errors
+from infaas.core.errors import (
     BadRequest,
     InfaasError,
     InvalidInput,

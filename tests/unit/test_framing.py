@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from infaas.framing import FramedProtocol, split_addr
+from infaas.wire.connection import FramedProtocol, split_addr
 
 
 class Recorder(FramedProtocol):

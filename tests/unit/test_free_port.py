@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from infaas.launcher import _ephemeral_low, free_port
+from infaas.processes.suite import _ephemeral_low, free_port
 
 
 def test_ports_are_free_distinct_and_outside_the_ephemeral_range() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 
-from infaas.http_metrics import metrics_for
+from infaas.metrics.http import metrics_for
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "infaas-serving.json"
 METRIC_MODULES = (

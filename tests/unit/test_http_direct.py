@@ -14,8 +14,8 @@ import pytest
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from infaas.httpserver import DirectApp, InfaasHttpProtocol
-from infaas.launcher import free_port
+from infaas.http.server import DirectApp, InfaasHttpProtocol
+from infaas.processes.suite import free_port
 from tests.unit.uvicorn_thread import serving
 
 
@@ -255,8 +255,8 @@ def test_a_failing_answer_is_a_500_json_and_the_server_goes_on(port: int) -> Non
 def test_the_gateway_is_served_with_its_query_lane_direct(tmp_path: Any) -> None:
     """What `infaas serve gateway` hands uvicorn: once uvicorn has wrapped it as configured, the app the
     protocol sees is still the lane, so the query routes take the direct way (a wrapper would hide it)."""
-    from infaas.cli import server_options
-    from infaas.config import Settings
+    from infaas.core.config import Settings
+    from infaas_cli.main import server_options
 
     options = server_options("gateway", Settings(var_dir=tmp_path))
     assert options["http"] is InfaasHttpProtocol

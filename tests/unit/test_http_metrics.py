@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from starlette.responses import Response
 from starlette.routing import Route
 
-from infaas.web import install_common
+from infaas.http.app import install_common
 
 
 async def plain(_request: Request) -> Response:

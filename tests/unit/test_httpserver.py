@@ -14,8 +14,8 @@ import uvicorn
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.flow_control import FlowControl
 
-from infaas.httpserver import CoalescingCycle, CoalescingHttpToolsProtocol
-from infaas.launcher import free_port
+from infaas.http.server import CoalescingCycle, CoalescingHttpToolsProtocol
+from infaas.processes.suite import free_port
 from tests.unit.uvicorn_thread import serving
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from infaas.instance_state import AIMD, InstanceMonitor, Status, Thresholds, Window, next_state
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.schemas.variants import BatchLatency, VariantProfile
+from services.executor.instance_state import AIMD, InstanceMonitor, Status, Thresholds, Window, next_state
 from tests.factories import variant_profile
 
 

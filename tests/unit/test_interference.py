@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from infaas.selection import InstanceView
+from infaas.policy.selection import InstanceView
 from services.planner.interference import InterferenceConfig, migrations
 from services.planner.scaling import ClusterSnapshot
 from tests.unit.autoscale_fixtures import A, snapshot, worker

@@ -8,9 +8,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from infaas.errors import InvalidInput
-from infaas.jobs import auto_chunk_rows, chunk_plan, npz_bytes, parse_job_input, read_npz
-from infaas.tensors import Signature, TensorSpec
+from infaas.core.errors import InvalidInput
+from infaas.jobs.protocol import auto_chunk_rows, chunk_plan, npz_bytes, parse_job_input, read_npz
+from infaas.wire.tensors import Signature, TensorSpec
 
 ONE = Signature(
     inputs=(TensorSpec("x", "float32", (None, 4)),), outputs=(TensorSpec("y", "float32", (None, 2)),)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infaas.errors import RequirementsUnmet
-from infaas.job_variants import JobCandidate, choose_job_variant
+from infaas.core.errors import RequirementsUnmet
+from infaas.jobs.variants import JobCandidate, choose_job_variant
 
 
 def c(

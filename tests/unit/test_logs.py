@@ -11,8 +11,8 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
-from infaas.errors import NotFound
-from infaas.logs import (
+from infaas.core.errors import NotFound
+from infaas.core.logs import (
     JsonFormatter,
     accept_request_id,
     bind_request_id,
@@ -20,7 +20,7 @@ from infaas.logs import (
     request_id_bound,
     request_id_var,
 )
-from infaas.web import install_common, request_id
+from infaas.http.app import install_common, request_id
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import random
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from infaas.metric_buffer import BUFFER as GLOBAL
-from infaas.metric_buffer import MetricBuffer, flushing
+from infaas.metrics.buffer import BUFFER as GLOBAL
+from infaas.metrics.buffer import MetricBuffer, flushing
 
 BUCKETS = (0.001, 0.005, 0.01, 0.1, 1.0)
 

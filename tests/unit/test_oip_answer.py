@@ -12,7 +12,7 @@ from tritonclient.http import InferResult
 
 from gateway.oip import HEADER_LENGTH, _response
 from gateway.oip_codec import InferRequestV2, RequestedOutput
-from infaas.errors import BadRequest
+from infaas.core.errors import BadRequest
 
 
 def answer(**changes: Any) -> dict[str, Any]:

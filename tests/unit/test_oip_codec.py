@@ -11,7 +11,7 @@ import pytest
 from tritonclient.utils import deserialize_bytes_tensor, np_to_triton_dtype, serialize_byte_tensor
 
 from gateway import oip_codec as codec
-from infaas.errors import BadRequest, PayloadTooLarge
+from infaas.core.errors import BadRequest, PayloadTooLarge
 
 NUMERIC = [
     "BOOL",

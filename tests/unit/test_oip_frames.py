@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from gateway.queries import app_frame_from_arrays, arrays_for, model_frame_from_arrays
-from infaas.errors import InvalidInput
-from infaas.tensors import Signature
-from infaas.wire import decode_frame
+from infaas.core.errors import InvalidInput
+from infaas.wire.frames import decode_frame
+from infaas.wire.tensors import Signature
 from tests.unit.test_queries import TWO_INPUTS, X2, X4, app, model
 
 

@@ -6,8 +6,8 @@ import gc
 
 import numpy as np
 
-from infaas.cache import ENTRY_OVERHEAD, PredictionCache, input_digest
-from infaas.wire import encode_frame
+from infaas.wire.frames import encode_frame
+from services.scheduler.prediction_cache import ENTRY_OVERHEAD, PredictionCache, input_digest
 
 
 def out(n: int, fill: float = 1.0) -> dict[str, np.ndarray]:

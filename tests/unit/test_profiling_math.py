@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infaas.config import Settings
-from infaas.variants import BatchLatency
+from infaas.core.config import Settings
+from infaas.schemas.variants import BatchLatency
 from services.profiler.generators import Candidate
 from services.profiler.profiling import batch_sizes_up_to, saturation_qps
 from services.profiler.service import expand

@@ -11,14 +11,14 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from infaas.prom import MULTIPROC_ENV, prepare_multiproc_dir
-from infaas.web import install_common
+from infaas.http.app import install_common
+from infaas.metrics.exposition import MULTIPROC_ENV, prepare_multiproc_dir
 
 # A process of the scheduler service: counts SLO misses, holds some queries in flight, and exits
 # either marking itself dead (as `install_common` arranges) or as if it were still serving.
 CHILD = """
 import sys
-from infaas.prom import forget_at_exit
+from infaas.metrics.exposition import forget_at_exit
 from services.scheduler import metrics
 if sys.argv[3] == "exits":
     forget_at_exit()

@@ -17,8 +17,8 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from kubernetes.client.rest import RESTResponse
 
-from infaas.errors import Unavailable
-from infaas.selection import WorkerView
+from infaas.core.errors import Unavailable
+from infaas.policy.selection import WorkerView
 from services.planner.providers.kubernetes import KubernetesProvider, pod_name
 
 RECORDINGS = Path(__file__).parent / "k8s_recordings"

@@ -19,8 +19,8 @@ import pytest
 import torch
 from torch import nn
 
-from infaas.errors import InvalidModel
-from infaas.pytorch_io import (
+from infaas.core.errors import InvalidModel
+from infaas.runtimes.pytorch_io import (
     ModelFormat,
     load_exported,
     load_torchscript,

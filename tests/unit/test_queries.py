@@ -9,10 +9,10 @@ import orjson
 import pytest
 
 from gateway.queries import app_frame, model_frame, parse_body, tensors_for
-from infaas.errors import BadRequest, InvalidInput
-from infaas.schemas import AppInternal, ModelInternal
-from infaas.tensors import Signature, TensorSpec
-from infaas.wire import decode_frame
+from infaas.core.errors import BadRequest, InvalidInput
+from infaas.schemas.api import AppInternal, ModelInternal
+from infaas.wire.frames import decode_frame
+from infaas.wire.tensors import Signature, TensorSpec
 
 
 def sig_json(*inputs: tuple[str, str, list[int | None]]) -> dict[str, Any]:

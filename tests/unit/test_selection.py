@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from infaas.errors import RequirementsUnmet, Unavailable
-from infaas.selection import (
+from infaas.core.errors import RequirementsUnmet, Unavailable
+from infaas.policy.selection import (
     InstanceState,
     InstanceView,
     Requirements,
@@ -17,7 +17,7 @@ from infaas.selection import (
     least_utilized_worker,
     meets,
 )
-from infaas.variants import BatchLatency, VariantProfile
+from infaas.schemas.variants import BatchLatency, VariantProfile
 
 GiB = 1024**3
 
@@ -366,7 +366,7 @@ def test_dominated_variants_are_skipped_unless_nothing_else_satisfies() -> None:
 
 
 def test_pareto_marks_only_dominated_points() -> None:
-    from infaas.pareto import Point, dominated
+    from infaas.policy.pareto import Point, dominated
 
     points = [
         Point("fast-cheap", latency_ms=1, accuracy=0.90, throughput=100, cost_per_query=1, load_ms=5),
@@ -395,7 +395,7 @@ def test_prefer_orders_active_variants_by_cost_or_latency() -> None:
 
 
 def test_saturated_variants_are_avoided_and_all_saturated_sheds() -> None:
-    from infaas.errors import Overloaded
+    from infaas.core.errors import Overloaded
 
     a, b = variant("a"), variant("b", latencies=((1, 2.0, 3.0),))
     snap = Snapshot(
@@ -409,7 +409,7 @@ def test_saturated_variants_are_avoided_and_all_saturated_sheds() -> None:
 
 
 def test_candidate_index_matches_the_per_variant_latency_model() -> None:
-    from infaas.selection import CandidateIndex
+    from infaas.policy.selection import CandidateIndex
 
     vs = [
         variant("v1", latencies=((1, 1.0, 2.0), (4, 2.0, 3.0)), max_batch=4),

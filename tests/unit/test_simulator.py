@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infaas import workloads
-from infaas.selection import WorkerView
+from infaas.core import workloads
+from infaas.policy.selection import WorkerView
 from services.planner.simulator import SimConfig, SimModel, simulate
 from tests.factories import variant_profile
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from infaas.errors import InvalidInput, InvalidModel
-from infaas.tensors import Signature, TensorSpec, check_array, coerce_batch, load_onnx, read_signature
+from infaas.core.errors import InvalidInput, InvalidModel
+from infaas.wire.tensors import Signature, TensorSpec, check_array, coerce_batch, load_onnx, read_signature
 
 OPSET = [helper.make_opsetid("", 13)]
 

@@ -1,4 +1,4 @@
-"""`infaas.aio.until`: a future's result before its deadline, `TimeoutError` at it, nothing after."""
+"""`infaas.core.aio.until`: a future's result before its deadline, `TimeoutError` at it, nothing after."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from infaas.aio import until
+from infaas.core.aio import until
 
 
 def test_an_answer_in_time_is_returned_and_its_timer_is_gone() -> None:

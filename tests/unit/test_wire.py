@@ -9,8 +9,8 @@ import numpy as np
 import orjson
 import pytest
 
-from infaas.errors import BadRequest
-from infaas.wire import decode_frame, encode_frame
+from infaas.core.errors import BadRequest
+from infaas.wire.frames import decode_frame, encode_frame
 
 
 def raw_frame(header: Any, body: bytes = b"", *, header_bytes: bytes | None = None) -> bytes:

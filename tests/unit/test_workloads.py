@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infaas import workloads
+from infaas.core import workloads
 
 
 def test_the_same_seed_gives_the_same_trace_and_another_seed_another() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from infaas.selection import WorkerView
+from infaas.policy.selection import WorkerView
 
 
 class WorkerProvider(ABC):
@@ -19,7 +19,7 @@ class WorkerProvider(ABC):
     @abstractmethod
     async def add(self, hardware: str) -> str:
         """Ask for one more worker of `hardware`; returns a name for the event log. Raises
-        `infaas.errors.Unavailable` when this provider cannot supply that kind."""
+        `infaas.core.errors.Unavailable` when this provider cannot supply that kind."""
 
     @abstractmethod
     async def remove(self, worker: WorkerView) -> None:

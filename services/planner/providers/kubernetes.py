@@ -18,8 +18,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from infaas.errors import Unavailable
-from infaas.selection import WorkerView
+from infaas.core.errors import Unavailable
+from infaas.policy.selection import WorkerView
 from services.planner.providers.base import WorkerProvider
 
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"

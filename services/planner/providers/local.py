@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from infaas.config import Settings
-from infaas.errors import Unavailable
-from infaas.launcher import Suite, free_port
-from infaas.selection import WorkerView
+from infaas.core.config import Settings
+from infaas.core.errors import Unavailable
+from infaas.policy.selection import WorkerView
+from infaas.processes.suite import Suite, free_port
 from services.planner.providers.base import WorkerProvider
 
 

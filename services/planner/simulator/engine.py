@@ -1,7 +1,7 @@
 """A discrete-time, event-driven simulation of the serving system that reuses the real policies.
 
 Time advances in planner ticks (1 s). Events inside a tick are handled in bulk with NumPy:
-- **Selection** per model and tick with the real `infaas.selection.get_variant` over a `CandidateIndex`
+- **Selection** per model and tick with the real `infaas.policy.selection.get_variant` over a `CandidateIndex`
   and a `Snapshot` of the simulated instances (cheapest active variant meeting the SLO; a variant whose
   queue holds `queue_limit_s` of its saturation throughput is skipped like the scheduler does, the next
   one takes the overflow, and what no variant can take is shed — counted as an SLO violation).
@@ -29,9 +29,16 @@ from typing import Literal
 
 import numpy as np
 
-from infaas.errors import InfaasError
-from infaas.selection import CandidateIndex, InstanceView, Requirements, Snapshot, WorkerView, get_variant
-from infaas.variants import VariantProfile
+from infaas.core.errors import InfaasError
+from infaas.policy.selection import (
+    CandidateIndex,
+    InstanceView,
+    Requirements,
+    Snapshot,
+    WorkerView,
+    get_variant,
+)
+from infaas.schemas.variants import VariantProfile
 from services.planner import autoscaler, ilp
 from services.planner.scaling import ClusterSnapshot, Decision, ModelDemand, Plan, ScalingConfig, cost_per_s
 from services.planner.workers import WorkerConfig, WorkerDecision, WorkerSnapshot

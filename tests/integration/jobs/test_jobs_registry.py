@@ -18,14 +18,14 @@ import redis.asyncio as aioredis
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from infaas import store
-from infaas.artifacts import LocalArtifactStore
-from infaas.clients.jobs import AsyncJobsClient
-from infaas.config import Settings
-from infaas.db import AppRow, JobChunkRow, JobRow, ModelRow, VariantRow, utcnow
-from infaas.jobs import THROTTLE_KEY, ThrottleState, npz_bytes
-from infaas.jobs_schemas import ChunkDone, ChunkRelease, JobsTick, JobsTickResult
-from infaas.selection import WorkerView
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.data.db import AppRow, JobChunkRow, JobRow, ModelRow, VariantRow, utcnow
+from infaas.jobs.client import AsyncJobsClient
+from infaas.jobs.protocol import THROTTLE_KEY, ThrottleState, npz_bytes
+from infaas.jobs.schemas import ChunkDone, ChunkRelease, JobsTick, JobsTickResult
+from infaas.policy.selection import WorkerView
 from services.planner.jobs_loop import JobsLoop
 from services.planner.observe import JOBS_LEADER_KEY, LeaderLock
 from services.registry import jobs

@@ -17,13 +17,13 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from infaas import store
-from infaas.artifacts import LocalArtifactStore
-from infaas.config import Settings
-from infaas.demo_models import DemoModel
-from infaas.launcher import Suite, free_port
-from infaas.variants import VariantProfile
-from infaas.wire import decode_frame, encode_frame
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.processes.suite import Suite, free_port
+from infaas.schemas.variants import VariantProfile
+from infaas.wire.frames import decode_frame, encode_frame
+from infaas_cli.demo_models import DemoModel
 from tests.factories import variant_profile
 
 

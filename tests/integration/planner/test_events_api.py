@@ -9,9 +9,9 @@ from datetime import timedelta
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, update
 
-from infaas.config import Settings
-from infaas.db import EventRow, make_engine, utcnow
-from infaas.events import EventPage
+from infaas.core.config import Settings
+from infaas.data.db import EventRow, make_engine, utcnow
+from infaas.schemas.events import EventPage
 from services.planner.app import create_app
 from services.planner.events import EventLog
 

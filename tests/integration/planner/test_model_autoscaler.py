@@ -14,11 +14,11 @@ import redis
 import redis.asyncio as aioredis
 from sqlalchemy import delete
 
-from infaas import store
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.db import EventRow, make_engine
-from infaas.variants import VariantProfile
+from infaas.data import store
+from infaas.data.db import EventRow, make_engine
+from infaas.schemas.variants import VariantProfile
 from services.planner.events import EventLog
 from services.planner.interference import InterferenceConfig
 from services.planner.loops import ModelAutoscaler, WorkerRequests

@@ -6,7 +6,7 @@ import asyncio
 
 import redis.asyncio as aioredis
 
-from infaas import store
+from infaas.data import store
 from services.planner.observe import LEADER_KEY, LeaderLock, LoadMeter
 
 

@@ -19,12 +19,12 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from infaas import store
-from infaas.artifacts import LocalArtifactStore
 from infaas.clients.executor import ExecutorClient
-from infaas.demo_models import DemoModel
-from infaas.framing import split_addr
-from infaas.wire import encode_frame, peek_header
+from infaas.data import store
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.wire.connection import split_addr
+from infaas.wire.frames import encode_frame, peek_header
+from infaas_cli.demo_models import DemoModel
 from services.planner.observe import LoadMeter
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache

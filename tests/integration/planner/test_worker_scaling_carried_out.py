@@ -12,9 +12,9 @@ import redis
 import redis.asyncio as aioredis
 from sqlalchemy import delete
 
-from infaas import store
 from infaas.clients.executor import ExecutorClient
-from infaas.db import EventRow, make_engine
+from infaas.data import store
+from infaas.data.db import EventRow, make_engine
 from services.planner.events import EventLog
 from services.planner.loops import WorkerRequests
 from services.planner.observe import LeaderLock

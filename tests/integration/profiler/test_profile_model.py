@@ -12,11 +12,11 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from infaas import store
-from infaas.artifacts import LocalArtifactStore
 from infaas.clients.registry import RegistryClient
-from infaas.config import Settings
-from infaas.demo_models import DemoModel
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.data.artifacts import LocalArtifactStore
+from infaas_cli.demo_models import DemoModel
 from services.profiler import service
 from tests.integration.registry.conftest import ADMIN, upload
 

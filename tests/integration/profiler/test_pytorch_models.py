@@ -14,12 +14,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infaas.artifacts import LocalArtifactStore
 from infaas.clients.registry import RegistryClient
-from infaas.config import Settings
-from infaas.db import ModelRow
-from infaas.demo_models import DemoModel
-from infaas.pytorch_io import load_torchscript
+from infaas.core.config import Settings
+from infaas.data.artifacts import LocalArtifactStore
+from infaas.data.db import ModelRow
+from infaas.runtimes.pytorch_io import load_torchscript
+from infaas_cli.demo_models import DemoModel
 from services.profiler import service
 from services.registry.app import create_app
 from services.registry.deps import _session

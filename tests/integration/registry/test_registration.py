@@ -15,9 +15,9 @@ from onnx import TensorProto, helper
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from infaas.config import Settings
-from infaas.db import ApiKeyRow, AppRow, ModelRow
-from infaas.demo_models import DemoModel
+from infaas.core.config import Settings
+from infaas.data.db import ApiKeyRow, AppRow, ModelRow
+from infaas_cli.demo_models import DemoModel
 from tests.integration.registry.conftest import ADMIN, app_headers, upload
 
 
@@ -215,8 +215,8 @@ def test_delete_model_removes_rows_store_entries_and_artifacts(
     db_session: Session,
     redis_client: redis.Redis,
 ) -> None:
-    from infaas import store
-    from infaas.schemas import VariantReport
+    from infaas.data import store
+    from infaas.schemas.api import VariantReport
 
     make_app(registry)
     files = upload(small_model.onnx_path.read_bytes(), small_model.validation_path.read_bytes())

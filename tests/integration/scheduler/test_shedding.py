@@ -12,11 +12,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from infaas.clients.executor import ExecutorClient
-from infaas.config import Settings
-from infaas.errors import Overloaded, TooManyRequests
-from infaas.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
-from infaas.web import install_common
-from infaas.wire import encode_frame
+from infaas.core.config import Settings
+from infaas.core.errors import Overloaded, TooManyRequests
+from infaas.http.app import install_common
+from infaas.policy.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
+from infaas.wire.frames import encode_frame
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
 from tests.factories import variant_profile

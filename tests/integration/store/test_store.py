@@ -7,9 +7,9 @@ import time
 import redis
 import redis.asyncio as aioredis
 
-from infaas import store
-from infaas.selection import WorkerView
-from infaas.variants import VariantProfile
+from infaas.data import store
+from infaas.policy.selection import WorkerView
+from infaas.schemas.variants import VariantProfile
 from tests.factories import variant_profile
 
 

@@ -1,0 +1,312 @@
+"""Settings shared by every service: one `Settings` read from `INFAAS_*` environment variables.
+
+Nothing reads the environment at import time; services build their app from `get_settings()` or from a
+`Settings` handed to their factory (tests do the latter).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from infaas.core.costs import PriceTable
+
+SERVICES: tuple[str, ...] = ("gateway", "registry", "scheduler", "executor", "planner", "profiler")
+
+
+class Settings(BaseSettings):
+    """Configuration of an infaas deployment (every field can be set as `INFAAS_<FIELD>`)."""
+
+    model_config = SettingsConfigDict(env_prefix="INFAAS_", extra="ignore")
+
+    var_dir: Path = Path("var")
+    """Where local state lives: SQLite database, artifacts, embedded Redis, cached demo models."""
+
+    database_url: str = ""
+    """SQLAlchemy URL of the metadata database; empty means SQLite at `<var_dir>/infaas.data.db`."""
+
+    redis_url: str = ""
+    """Redis URL of the metadata store, query streams and Celery broker. Empty is only valid for the
+    launcher, which then starts an embedded Redis server and hands its URL to every process."""
+
+    artifact_dir: Path | None = None
+    """Model repository directory (content addressed); default `<var_dir>/artifacts`."""
+
+    admin_key: str = ""
+    """Admin API key. Empty: the launcher generates one on first start and keeps it in `<var_dir>`."""
+
+    host: str = "127.0.0.1"
+    """Bind address of internal services (loopback by default: only the gateway is public)."""
+
+    gateway_host: str = "0.0.0.0"
+    """Bind address of the gateway, the single public port."""
+
+    gateway_port: int = 8080
+    registry_port: int = 8081
+    scheduler_port: int = 8082
+    executor_port: int = 8083
+    executors: int = 1
+    """How many executor processes `infaas run` starts (ports executor_port, executor_port + 1, …)."""
+    planner_port: int = 8084
+    profiler_metrics_port: int = 8085
+
+    registry_url: str = ""
+    """Base URL of the registry; default `http://127.0.0.1:<registry_port>`."""
+    scheduler_url: str = ""
+    """Base URL of the scheduler; default `http://127.0.0.1:<scheduler_port>`."""
+    scheduler_mode: Literal["embedded", "remote"] = "embedded"
+    """`embedded`: each gateway process runs the scheduler's dispatcher itself (one HTTP hop less per
+    query; see docs/benchmarks.md); `remote`: the gateway calls the scheduler service over HTTP."""
+    dispatch: Literal["push", "streams"] = "push"
+    """How the dispatcher hands queries to executors: `push` sends each frame over a persistent TCP
+    connection to the chosen instance's worker and reads the answer back on it (four process wake-ups
+    per query); `streams` appends it to the variant's Redis stream for whichever worker pulls it and
+    takes the answer from a reply channel (eight). Executors serve both at once."""
+    executor_push_port: int = 0
+    """Port of an executor's push endpoint; 0 picks a free one (the address is in its heartbeat)."""
+    planner_url: str = ""
+    """Base URL of the planner; default `http://127.0.0.1:<planner_port>`."""
+
+    executor_advertise_url: str = ""
+    """URL other services use to reach this executor; default `http://127.0.0.1:<executor_port>`."""
+
+    max_request_bytes: int = 16 * 1024 * 1024
+    """Largest query body the gateway accepts (413 above)."""
+
+    max_model_bytes: int = 512 * 1024 * 1024
+    """Largest model or validation file the registry accepts (413 above)."""
+
+    max_query_rows: int = 1024
+    """Largest batch one online query may carry (422 above)."""
+
+    query_timeout_s: float = 30.0
+    """Hard limit a query waits for a worker, cold loads included, before the scheduler gives up."""
+
+    cache_bytes: int = 64 * 1024 * 1024
+    """Memory bound of each scheduler's prediction cache."""
+
+    max_pending_queries: int = 2048
+    """Queries one scheduler holds in flight before it sheds with 503 + Retry-After."""
+
+    app_max_pending: int = 1024
+    """Queries one app may have in flight before it gets 429 + Retry-After."""
+
+    queue_limit_s: float = 0.5
+    """Per variant, at most this many seconds of work (at its profiled saturation rate) queued."""
+
+    default_batch_budget_ms: float = 20.0
+    """AIMD latency budget of a batch whose queries carry no SLO."""
+
+    max_queue_delay_ms: float = 0.0
+    """Executor: wait up to this long for more queries before running a batch smaller than the max."""
+
+    heartbeat_interval_s: float = 1.0
+    """How often an executor reports its load and instances."""
+
+    heartbeat_ttl_s: float = 5.0
+    """A worker whose heartbeat is older than this is considered gone."""
+
+    auth_cache_ttl_s: float = 10.0
+    """How long the gateway trusts a verified key (and a known model signature) before asking again."""
+
+    profile_batch_sizes: list[int] = Field(default_factory=lambda: [1, 4, 16, 64])
+    """Max batch sizes of the generated variants."""
+
+    profile_threads: list[int] = Field(default_factory=list)
+    """Intra-op thread counts of the generated CPU variants; empty means 1, 2, 4, … up to the cores."""
+
+    profile_seconds_per_point: float = 0.25
+    """Measuring time per (session, batch size) point after warm-up."""
+
+    profile_min_iterations: int = 30
+    """At least this many timed runs per point, whatever the time."""
+
+    price_cpu_vcpu_hour: float = 0.048
+    """$ per vCPU-hour (default: AWS m5.large on-demand, us-east-1)."""
+
+    price_gpu_hour: float = 0.526
+    """$ per GPU-hour (default: AWS g4dn.xlarge, one T4, on-demand, us-east-1)."""
+
+    price_neuron_core_hour: float = 0.057
+    """$ per NeuronCore-hour (default: AWS inf1.xlarge $0.228/h over 4 NeuronCores)."""
+
+    profile_interference_max: int = 4
+    """Profile the latency of 1…min(this, cores) concurrent requests (the SERF interference profile)."""
+
+    calibration_rows: int = 200
+    """Validation rows used to calibrate int8 static quantization."""
+
+    worker_memory_bytes: int = 0
+    """Memory the executor offers to instances; 0 means what the machine has."""
+
+    interference_enter: float = 2.5
+    """An instance whose batches take this many times their profiled latency is `interfered` (INFaaS's
+    code: 2.5×); it is what pauses offline jobs for latency (`job_pause_states`)."""
+
+    interference_exit: float = 1.5
+    """…and it is `active` again below this factor (INFaaS: 1.5×)."""
+
+    interference_migrate_s: float = 10.0
+    """An instance `interfered` this long is re-placed on a less utilized worker of its kind (INFaaS
+    §4.1; services/planner/interference.py); 0 turns that off."""
+
+    job_pause_utilization: float = 0.4
+    """Offline jobs pause on a worker whose online utilization exceeds this (INFaaS: 40 %)."""
+
+    job_resume_utilization: float = 0.3
+    """…and resume there once it falls below this (the gap keeps jobs from flapping)."""
+
+    job_pause_states: list[str] = Field(default_factory=lambda: ["interfered", "overloaded"])
+    """Instance states that pause jobs on their worker: `interfered` is online latency above its profile."""
+
+    job_max_in_flight: int = 2
+    """Chunks leased to jobs workers at once (across all jobs)."""
+
+    job_chunk_lease_s: float = 30.0
+    """A leased chunk not finished within this is leased again (its worker died or its message was lost)."""
+
+    job_chunk_seconds: float = 1.0
+    """Default chunk size: about this much of the chosen variant's work at its profiled throughput."""
+
+    job_tick_s: float = 0.5
+    """How often the planner re-decides the throttle and leases chunks."""
+
+    job_idle_tick_s: float = 10.0
+    """With no job active, the planner asks the registry only when a submission was signalled in Redis
+    (`infaas.jobs.protocol.SUBMITTED_KEY`) or this long after its last ask: an idle system makes no
+    request and no database query twice a second."""
+
+    job_max_rows: int = 10_000_000
+    """Largest job input, in rows."""
+
+    job_max_input_bytes: int = 1024 * 1024 * 1024
+    """Largest job input file (uploaded, or expanded from a .npz)."""
+
+    job_data_dir: Path | None = None
+    """Where `input_path` / `output_path` of jobs live; default `<var_dir>/job-data`."""
+
+    autoscale_policy: str = "greedy"
+    """Model autoscaler: `greedy` (INFaaS §4.2.2), `ilp` (the exact ILP on HiGHS), `horizontal` (replicas
+    of the running variants only: the SM+ baseline) or `off`."""
+
+    autoscale_interval_s: float = 1.0
+    """How often the model autoscaler decides (INFaaS: 1 s)."""
+
+    events_retention_days: float = 30.0
+    """Scaling events older than this are deleted by the planner (hourly); 0 keeps them forever."""
+
+    slack_threshold: float = 1.05
+    """Minimum headroom (capacity / load) the model autoscaler keeps per model (INFaaS: 1.05)."""
+
+    autoscale_lambda: float = 1.0
+    """λ (1/s) of the ILP cost: weight of a variant's loading time against its hardware cost."""
+
+    scale_down_min_s: float = 5.0
+    """Floor under T_v, the wait before a scale-down (T_v is the variant's load latency)."""
+
+    worker_provider: str = "none"
+    """Worker autoscaler backend: `none`, `local` (executor processes here) or `kubernetes`."""
+
+    worker_autoscale_interval_s: float = 2.0
+    """How often the worker autoscaler decides (INFaaS: 2 s)."""
+
+    min_workers: int = 1
+    """The worker autoscaler never goes below this many workers per hardware kind in use."""
+
+    max_workers: int = 8
+    """… nor above this many per hardware kind."""
+
+    worker_idle_s: float = 60.0
+    """A worker with no instance (or no load) for this long is drained and removed."""
+
+    log_level: str = "info"
+
+    @field_validator("database_url")
+    @classmethod
+    def _normalize_dsn(cls, value: str) -> str:
+        # Bare postgres:// URLs would pick psycopg2, which we do not ship.
+        for prefix in ("postgres://", "postgresql://"):
+            if value.startswith(prefix):
+                return "postgresql+psycopg://" + value[len(prefix) :]
+        return value
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.var_dir / 'infaas.data.db').resolve()}"
+
+    @property
+    def prices(self) -> PriceTable:
+        return PriceTable(
+            cpu_vcpu_hour=self.price_cpu_vcpu_hour,
+            gpu_hour=self.price_gpu_hour,
+            neuron_core_hour=self.price_neuron_core_hour,
+        )
+
+    @property
+    def resolved_artifact_dir(self) -> Path:
+        return (self.artifact_dir or self.var_dir / "artifacts").resolve()
+
+    @property
+    def resolved_job_data_dir(self) -> Path:
+        return (self.job_data_dir or self.var_dir / "job-data").resolve()
+
+    def service_url(self, service: str) -> str:
+        """Base URL of an internal service, explicit setting first."""
+        explicit = {
+            "registry": self.registry_url,
+            "scheduler": self.scheduler_url,
+            "planner": self.planner_url,
+            "executor": self.executor_advertise_url,
+        }.get(service, "")
+        if explicit:
+            return explicit.rstrip("/")
+        return f"http://127.0.0.1:{self.port(service)}"
+
+    def port(self, service: str) -> int:
+        ports = {
+            "gateway": self.gateway_port,
+            "registry": self.registry_port,
+            "scheduler": self.scheduler_port,
+            "executor": self.executor_port,
+            "planner": self.planner_port,
+            "profiler": self.profiler_metrics_port,
+        }
+        return ports[service]
+
+    def require_redis(self) -> str:
+        if not self.redis_url:
+            raise RuntimeError(
+                "INFAAS_REDIS_URL is not set: start services with `infaas run`, which provides an embedded "
+                "Redis, or point them at a Redis server"
+            )
+        return self.redis_url
+
+    def child_env(self) -> dict[str, str]:
+        """Environment for child processes: every setting, resolved, so they all agree with us."""
+        env = dict(os.environ)
+        for name, value in self.model_dump(mode="json").items():
+            if value is None:
+                continue
+            env[f"INFAAS_{name.upper()}"] = value if isinstance(value, str) else json.dumps(value)
+        env.update(
+            {
+                "INFAAS_VAR_DIR": str(self.var_dir.resolve()),
+                "INFAAS_DATABASE_URL": self.resolved_database_url,
+                "INFAAS_ARTIFACT_DIR": str(self.resolved_artifact_dir),
+            }
+        )
+        return env
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings of this process, read once from the environment."""
+    return Settings()

@@ -1,0 +1,273 @@
+"""The INFaaS metadata store in Redis: documented keys, and the reads and writes every service shares.
+
+Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres plus heartbeats):
+
+| key | type | holds | written by |
+|---|---|---|---|
+| `variant:{vid}` | string | JSON `VariantProfile` | registry |
+| `variants` | set | every profiled variant id | registry |
+| `app:{app}:variants` | set | variant ids of an app's models | registry |
+| `model:{model}:by_latency` | zset | vid → p50 ms at batch 1 | registry |
+| `model:{model}:by_accuracy` | zset | vid → accuracy | registry |
+| `model:{model}:by_cost` | zset | vid → $ per query at saturation | registry |
+| `profiler:{name}` | hash | hardware kinds a live profiler worker serves (TTL) | profiler |
+| `workers` | zset | worker id → last heartbeat (unix s) | executor |
+| `worker:{wid}` | hash | hardware, url, cores, memory, utilization (TTL) | executor |
+| `instances:{wid}` | hash | vid → JSON `{state, pending}` (TTL) | executor |
+| `q:{vid}` | stream | queries for a variant; group `executors` | scheduler → executor |
+| channel `invalidate` | pub/sub | `variants` / `instances` | registry, executor |
+| channel `reply:{sid}` | pub/sub | answer frames for one scheduler process | executor |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import redis
+import redis.asyncio as aioredis
+
+from infaas.policy.selection import InstanceView, WorkerView
+from infaas.schemas.variants import VariantProfile
+
+P = "infaas:"
+VARIANTS = P + "variants"
+WORKERS = P + "workers"
+INVALIDATE = P + "invalidate"
+STREAM_GROUP = "executors"
+INDEXES = ("latency", "accuracy", "cost")
+
+
+def text(value: Any) -> str:
+    """Redis answers bytes; keys and members we wrote are UTF-8 text."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def variant_key(vid: str) -> str:
+    return f"{P}variant:{vid}"
+
+
+def app_variants_key(app: str) -> str:
+    return f"{P}app:{app}:variants"
+
+
+def model_index_key(model: str, by: str) -> str:
+    return f"{P}model:{model}:by_{by}"
+
+
+def worker_key(wid: str) -> str:
+    return f"{P}worker:{wid}"
+
+
+def instances_key(wid: str) -> str:
+    return f"{P}instances:{wid}"
+
+
+def stream_key(vid: str) -> str:
+    return f"{P}q:{vid}"
+
+
+def offered_rows_key(vid: str) -> str:
+    """Rows dispatchers sent to a variant's instances, ever, pushed or through its stream: the planner's
+    measure of offered load. Rows, not queries: a variant's profiled saturation throughput and the
+    executor's overload state count rows, and a query of 8 rows costs about 8 of one."""
+    return f"{P}rows:{vid}"
+
+
+def reply_channel(sid: str) -> str:
+    return f"{P}reply:{sid}"
+
+
+# --- registry side (synchronous) -------------------------------------------------------------------
+
+
+def publish_variants(r: redis.Redis, profiles: Iterable[VariantProfile], *, notify: bool = True) -> int:
+    """Write profiles and their indexes in one round trip, then tell schedulers to refresh."""
+    pipe = r.pipeline(transaction=True)
+    count = 0
+    for v in profiles:
+        pipe.set(variant_key(v.id), v.to_json_bytes())
+        pipe.sadd(VARIANTS, v.id)
+        pipe.sadd(app_variants_key(v.app), v.id)
+        pipe.zadd(model_index_key(v.model, "latency"), {v.id: v.latency_ms(1, tail=False)})
+        pipe.zadd(model_index_key(v.model, "accuracy"), {v.id: v.accuracy})
+        pipe.zadd(model_index_key(v.model, "cost"), {v.id: v.cost_per_query})
+        count += 1
+    if count:
+        pipe.execute()
+        if notify:
+            r.publish(INVALIDATE, "variants")
+    return count
+
+
+def unpublish_variants(r: redis.Redis, *, model: str, app: str, vids: Iterable[str]) -> None:
+    """Take variants out of selection (being re-profiled, or their model deleted)."""
+    pipe = r.pipeline(transaction=True)
+    for vid in vids:
+        pipe.delete(variant_key(vid))
+        pipe.srem(VARIANTS, vid)
+        pipe.srem(app_variants_key(app), vid)
+        for by in INDEXES:
+            pipe.zrem(model_index_key(model, by), vid)
+    pipe.execute()
+    r.publish(INVALIDATE, "variants")
+
+
+def remove_variants(r: redis.Redis, *, model: str, app: str, vids: Iterable[str]) -> None:
+    unpublish_variants(r, model=model, app=app, vids=vids)
+    r.delete(*(model_index_key(model, by) for by in INDEXES))
+
+
+def model_variants_by(r: redis.Redis, model: str, by: str) -> list[str]:
+    """Variant ids of a model ordered by `latency` or `accuracy` (ascending), from the sorted sets."""
+    return [text(m) for m in r.zrange(model_index_key(model, by), 0, -1)]
+
+
+# --- scheduler side (asynchronous) -----------------------------------------------------------------
+
+
+async def read_variants(r: aioredis.Redis) -> dict[str, VariantProfile]:
+    """Every profiled variant, for the scheduler's local snapshot (two round trips, not one per query)."""
+    return await VariantReader().read(r)
+
+
+class VariantReader:
+    """`read_variants` for a loop that reads every tick (the planner): a variant whose stored JSON is
+    byte for byte what the last read saw is not parsed again — parsing was most of an idle tick's CPU."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[bytes, VariantProfile] = {}
+
+    async def read(self, r: aioredis.Redis) -> dict[str, VariantProfile]:
+        members: Any = await r.smembers(VARIANTS)
+        ids = sorted(text(m) for m in members)
+        blobs: list[Any] = await r.mget([variant_key(i) for i in ids]) if ids else []
+        parsed: dict[bytes, VariantProfile] = {}
+        out: dict[str, VariantProfile] = {}
+        for blob in blobs:
+            if blob:
+                profile = self._parsed.get(blob) or VariantProfile.from_json(orjson.loads(blob))
+                parsed[blob] = out[profile.id] = profile
+        self._parsed = parsed  # only what is stored now: a changed or removed variant is forgotten
+        return out
+
+
+async def read_live(
+    r: aioredis.Redis, *, now: float, ttl_s: float
+) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
+    """Workers with a fresh heartbeat and the instances they report."""
+    ids = [text(m) for m in await r.zrangebyscore(WORKERS, now - ttl_s, "+inf")]
+    if not ids:
+        return (), ()
+    pipe = r.pipeline(transaction=False)
+    for wid in ids:
+        pipe.hgetall(worker_key(wid))
+        pipe.hgetall(instances_key(wid))
+    results = await pipe.execute()
+    workers: list[WorkerView] = []
+    instances: list[InstanceView] = []
+    for wid, info, insts in zip(ids, results[0::2], results[1::2], strict=True):
+        if not info:
+            continue
+        workers.append(worker_from_hash(wid, info))
+        for vid, blob in insts.items():
+            data = orjson.loads(blob)
+            instances.append(
+                InstanceView(
+                    worker_id=wid,
+                    variant_id=vid.decode(),
+                    state=data["state"],
+                    pending=int(data.get("pending", 0)),
+                )
+            )
+    return tuple(workers), tuple(instances)
+
+
+def worker_from_hash(wid: str, info: dict[bytes, bytes]) -> WorkerView:
+    def s(k: str) -> str:
+        return info[k.encode()].decode()
+
+    return WorkerView(
+        id=wid,
+        hardware=s("hardware"),
+        url=s("url"),
+        cores=int(s("cores")),
+        memory_bytes=int(s("memory_bytes")),
+        memory_used_bytes=int(s("memory_used_bytes")),
+        utilization=float(s("utilization")),
+        push=info.get(b"push", b"").decode(),
+    )
+
+
+# --- executor side (asynchronous) ------------------------------------------------------------------
+
+
+async def heartbeat(
+    r: aioredis.Redis, *, worker: WorkerView, instances: dict[str, dict[str, Any]], now: float, ttl_s: float
+) -> None:
+    """Report a worker's load and its instances' states in one round trip."""
+    ttl_ms = int(ttl_s * 1000)
+    pipe = r.pipeline(transaction=True)
+    pipe.hset(
+        worker_key(worker.id),
+        mapping={
+            "hardware": worker.hardware,
+            "url": worker.url,
+            "cores": worker.cores,
+            "memory_bytes": worker.memory_bytes,
+            "memory_used_bytes": worker.memory_used_bytes,
+            "utilization": f"{worker.utilization:.4f}",
+            "heartbeat_at": f"{now:.3f}",
+            "push": worker.push,
+        },
+    )
+    pipe.pexpire(worker_key(worker.id), ttl_ms)
+    pipe.zadd(WORKERS, {worker.id: now})
+    pipe.delete(instances_key(worker.id))
+    if instances:
+        pipe.hset(instances_key(worker.id), mapping={k: orjson.dumps(v) for k, v in instances.items()})
+        pipe.pexpire(instances_key(worker.id), ttl_ms)
+    await pipe.execute()
+
+
+async def forget_worker(r: aioredis.Redis, wid: str) -> None:
+    await r.delete(worker_key(wid), instances_key(wid))
+    await r.zrem(WORKERS, wid)
+    await r.publish(INVALIDATE, "instances")
+
+
+# --- profiler workers (synchronous) ----------------------------------------------------------------
+
+PROFILERS = P + "profilers"
+
+
+def profiler_key(name: str) -> str:
+    return f"{P}profiler:{name}"
+
+
+def announce_profiler(
+    r: redis.Redis, *, name: str, kinds: list[str], unavailable: dict[str, str], now: float, ttl_s: float
+) -> None:
+    """A profiler worker says which hardware queues it serves (and why it lacks the others)."""
+    pipe = r.pipeline(transaction=True)
+    pipe.hset(
+        profiler_key(name), mapping={"kinds": orjson.dumps(kinds), "unavailable": orjson.dumps(unavailable)}
+    )
+    pipe.pexpire(profiler_key(name), int(ttl_s * 1000))
+    pipe.zadd(PROFILERS, {name: now})
+    pipe.execute()
+
+
+def live_profilers(r: redis.Redis, *, now: float, ttl_s: float) -> dict[str, dict[str, Any]]:
+    """Profiler workers heard from within `ttl_s`: name → {kinds, unavailable}."""
+    names = [text(n) for n in r.zrangebyscore(PROFILERS, now - ttl_s, "+inf")]
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        info: Any = r.hgetall(profiler_key(name))
+        if info:
+            out[name] = {
+                "kinds": orjson.loads(info[b"kinds"]),
+                "unavailable": orjson.loads(info[b"unavailable"]),
+            }
+    return out

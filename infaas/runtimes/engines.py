@@ -1,0 +1,182 @@
+"""Model runtimes behind one interface: `load / run / unload`.
+
+The executor and the profiler both run variants through these classes, so what is profiled is exactly
+what is served (same providers, same thread settings, same graph).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnxruntime as ort
+
+if TYPE_CHECKING:
+    from infaas.schemas.variants import VariantProfile
+
+
+class Runtime(ABC):
+    """A loaded, runnable model."""
+
+    @abstractmethod
+    def load(self) -> None:
+        """Load the model; raises on a file that cannot be run."""
+
+    @abstractmethod
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Run one batch; every input and output has the batch as its first dimension."""
+
+    @abstractmethod
+    def unload(self) -> None:
+        """Release what `load` took."""
+
+
+_LEVELS = {
+    "none": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+    "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+    "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+    "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+}
+
+
+class OnnxRuntime(Runtime):
+    """ONNX Runtime on one execution provider with a fixed number of intra-op threads."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        threads: int,
+        provider: str = "CPUExecutionProvider",
+        optimization: str = "basic",
+        provider_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = path
+        self.threads = threads
+        self.provider = provider
+        self.optimization = optimization
+        self.provider_options = provider_options or {}
+        self._session: ort.InferenceSession | None = None
+        self._output_names: list[str] = []
+
+    def load(self) -> None:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = _LEVELS.get(self.optimization, _LEVELS["basic"])
+        # Spinning worker threads burn a core between requests, which would steal CPU from
+        # co-located instances; serving prefers giving it back.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        # Only the variant's provider is listed, and we check it was taken: ONNX Runtime would
+        # otherwise fall back to the CPU silently and the profile would describe the wrong hardware.
+        providers: list[Any] = [(self.provider, self.provider_options)]
+        self._session = ort.InferenceSession(str(self.path), sess_options=options, providers=providers)
+        if self._session.get_providers()[0] != self.provider:
+            raise RuntimeError(f"{self.provider} could not be used on this machine")
+        self._output_names = [o.name for o in self._session.get_outputs()]
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if self._session is None:
+            raise RuntimeError("run() before load()")
+        outputs = self._session.run(self._output_names, inputs)
+        return dict(zip(self._output_names, outputs, strict=True))
+
+    def unload(self) -> None:
+        self._session = None
+
+
+class TorchScriptRuntime(Runtime):
+    """A TorchScript module (loaded with the scanned, pickle-safe loader) on CPU or CUDA."""
+
+    def __init__(
+        self, path: Path, *, threads: int, device: str, input_names: list[str], output_names: list[str]
+    ) -> None:
+        self.path = path
+        self.threads = threads
+        self.device = device
+        self.input_names = input_names
+        self.output_names = output_names
+        self._module: Any = None
+
+    def load(self) -> None:
+        import torch
+
+        from infaas.runtimes.pytorch_io import load_torchscript
+
+        # torch's intra-op pool is per process: the last loaded instance's setting wins, which is
+        # why the executor hosts torch variants with the same thread count side by side only.
+        torch.set_num_threads(self.threads)
+        self._module = load_torchscript(self.path.read_bytes()).to(self.device)
+
+    def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import torch
+
+        if self._module is None:
+            raise RuntimeError("run() before load()")
+        with torch.inference_mode():
+            args = [
+                torch.from_numpy(np.ascontiguousarray(inputs[n])).to(self.device) for n in self.input_names
+            ]
+            out = self._module(*args)
+        outs = out if isinstance(out, tuple | list) else (out,)
+        return {n: o.detach().to("cpu").numpy() for n, o in zip(self.output_names, outs, strict=True)}
+
+    def unload(self) -> None:
+        self._module = None
+
+
+ORT_PROVIDERS = {
+    "cpu": "CPUExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider",
+}
+
+
+def make_runtime(
+    path: Path,
+    *,
+    runtime: str,
+    hardware: str,
+    threads: int,
+    optimization: str,
+    provider: str = "CPUExecutionProvider",
+    precision: str = "fp32",
+    input_names: list[str] | None = None,
+    output_names: list[str] | None = None,
+) -> Runtime:
+    """The runtime a variant names."""
+    if runtime == "onnxruntime":
+        options: dict[str, Any] = {}
+        if provider == "TensorrtExecutionProvider" and precision == "fp16":
+            options = {"trt_fp16_enable": True}
+        return OnnxRuntime(
+            path, threads=threads, provider=provider, optimization=optimization, provider_options=options
+        )
+    if runtime == "torchscript":
+        return TorchScriptRuntime(
+            path,
+            threads=threads,
+            device="cuda" if hardware == "cuda" else "cpu",
+            input_names=input_names or ["x"],
+            output_names=output_names or ["y"],
+        )
+    raise ValueError(f"no runtime {runtime!r} for {hardware}")
+
+
+def runtime_for(profile: VariantProfile, path: Path) -> Runtime:
+    """The (not yet loaded) runtime of a profiled variant whose artifact is at `path`."""
+    return make_runtime(
+        path,
+        runtime=profile.runtime,
+        hardware=profile.hardware,
+        threads=profile.threads,
+        optimization=profile.optimization,
+        provider=profile.provider,
+        precision=profile.precision,
+        input_names=list(profile.input_names),
+        output_names=list(profile.output_names),
+    )

@@ -1,0 +1,182 @@
+"""The `infaas` command: run the system, serve one service, migrate, demo."""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from infaas.core.config import SERVICES, Settings, get_settings
+from infaas.core.logs import configure_logging
+from infaas_cli.commands.apps import register as register_apps
+from infaas_cli.commands.events import register as register_events
+from infaas_cli.commands.jobs import jobs as jobs_cli
+from infaas_cli.commands.models import register as register_models
+from infaas_cli.commands.query import register as register_query
+from infaas_cli.commands.status import register as register_status
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+app = typer.Typer(
+    help="infaas: model-less inference serving.", no_args_is_help=True, pretty_exceptions_enable=False
+)
+db = typer.Typer(help="Database migrations.", no_args_is_help=True)
+app.add_typer(db, name="db")
+app.add_typer(jobs_cli, name="jobs")  # offline jobs, over HTTP (infaas_cli/commands/jobs.py)
+register_status(app)  # `infaas status`: live view of workers, instances and load
+register_events(app)  # `infaas events`: scaling decisions and their reasons
+register_apps(app)  # `infaas apps …` over HTTP (infaas_cli/commands/apps.py)
+register_models(app)  # `infaas models …`, with profiling progress (infaas_cli/commands/models.py)
+register_query(app)  # `infaas query` and `infaas workers` (infaas_cli/commands/query.py)
+
+
+@db.command("upgrade")
+def db_upgrade(revision: str = "head") -> None:
+    """Create or update the schema (SQLite by default, Postgres with INFAAS_DATABASE_URL)."""
+    from infaas_cli.migrate import upgrade
+
+    settings = get_settings()
+    settings.var_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.resolved_database_url, revision)
+    typer.echo(f"database at {settings.resolved_database_url.split('@')[-1]} is at {revision}")
+
+
+@app.command()
+def serve(
+    service: Annotated[str, typer.Argument(help=f"one of {', '.join(SERVICES)}, jobs")],
+    queue: Annotated[list[str] | None, typer.Option(help="profiler only: Celery queues to consume")] = None,
+) -> None:
+    """Run one service in the foreground."""
+    settings = get_settings()
+    configure_logging(service, level=settings.log_level)  # JSON lines with the request id
+    if service == "jobs":  # the offline-job Celery worker (queue `jobs`, no HTTP port)
+        from services.profiler.jobs import run_worker as run_jobs_worker
+
+        run_jobs_worker(settings)
+        return
+    if service not in SERVICES:
+        raise typer.BadParameter(f"unknown service {service!r}; choose from {', '.join(SERVICES)}")
+    if service == "profiler":
+        from services.profiler.worker import run_worker
+
+        run_worker(settings, queue)
+        return
+    import uvicorn
+
+    uvicorn.run(**server_options(service, settings))
+
+
+def server_options(service: str, settings: Settings) -> dict[str, Any]:
+    """How uvicorn runs an HTTP service: the app, and our protocol (`infaas/http/server.py`)."""
+    from infaas.http.server import InfaasHttpProtocol
+
+    asgi = _gateway(settings) if service == "gateway" else _factory(service)(settings)
+    return {
+        "app": asgi,
+        "http": InfaasHttpProtocol,  # one write per response; the gateway's queries without ASGI
+        # The gateway applies uvicorn's proxy-headers middleware past its query lane (gateway/app.py);
+        # around it, the middleware would also hide the lane from the protocol.
+        "proxy_headers": service != "gateway",
+        "host": settings.gateway_host if service == "gateway" else settings.host,
+        "port": settings.port(service),
+        "log_level": "warning",
+        "log_config": None,  # uvicorn's loggers propagate to our JSON handler
+        "access_log": False,
+        "timeout_graceful_shutdown": 5,
+    }
+
+
+def _gateway(settings: Settings) -> ASGIApp:
+    from gateway.app import serve_app
+
+    if settings.scheduler_mode == "embedded":
+        from services.scheduler.app import EmbeddedScheduler
+
+        return serve_app(settings, embedded_scheduler=EmbeddedScheduler)
+    return serve_app(settings)
+
+
+def _factory(service: str):  # type: ignore[no-untyped-def]
+    if service == "registry":
+        from services.registry.app import create_app
+    elif service == "scheduler":
+        from services.scheduler.app import create_app
+    elif service == "executor":
+        from services.executor.app import create_app
+    else:
+        from services.planner.app import create_app
+    return create_app
+
+
+@app.command()
+def run(demo: Annotated[bool, typer.Option(help="train and register the demo models")] = True) -> None:
+    """Start the whole system on this machine; Ctrl-C stops it."""
+    from infaas_cli.launcher import start_suite
+
+    settings = get_settings()
+    # SIGTERM (a supervisor, `kill`) stops the system as cleanly as Ctrl-C; so does SIGINT when the
+    # launcher runs in the background, where a shell makes it ignore SIGINT by default.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
+    typer.echo("starting infaas …")
+    suite = start_suite(settings)
+    url = f"http://127.0.0.1:{settings.gateway_port}"
+    try:
+        if demo:
+            from infaas_cli.demo import run_demo
+
+            run_demo(url, settings.admin_key, settings.var_dir)
+        typer.echo("")
+        typer.echo(f"gateway:    {url}   (OpenAPI: {url}/docs)")
+        typer.echo(f"admin key:  {settings.admin_key}")
+        typer.echo(f"logs:       {suite.log_dir}/")
+        if demo:
+            typer.echo("try:")
+            typer.echo(
+                f"  curl -s {url}/v1/apps/demo/infer -H 'Authorization: Bearer {settings.admin_key}' "
+                "-H 'content-type: application/json' "
+                '-d \'{"inputs": [[' + ",".join(["0.5"] * 64) + ']], "latency_ms": 20, '
+                '"min_accuracy": 0.9}\''
+            )
+        else:
+            typer.echo(f"no demo models: register one with POST {url}/v1/models (see README.md)")
+        typer.echo("press Ctrl-C to stop")
+        while True:
+            dead = suite.dead()
+            if dead:
+                typer.echo(f"service(s) exited: {', '.join(dead)}; see {suite.log_dir}/ — stopping", err=True)
+                raise typer.Exit(1)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        typer.echo("\nstopping …")
+    finally:
+        suite.stop()
+        typer.echo("stopped")
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@app.command("demo")
+def demo_command(
+    url: Annotated[str, typer.Option(help="gateway URL")] = "http://127.0.0.1:8080",
+    key: Annotated[str, typer.Option(help="admin key (default: INFAAS_ADMIN_KEY or var/admin.key)")] = "",
+) -> None:
+    """Train the demo models, register them under app `demo`, wait for profiling, and query."""
+    from infaas.processes.suite import admin_key
+    from infaas_cli.demo import run_demo
+
+    settings = get_settings()
+    run_demo(url, key or admin_key(settings), settings.var_dir)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

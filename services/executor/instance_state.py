@@ -1,0 +1,129 @@
+"""Instance state (INFaaS Fig. 4) and adaptive batch size (Clipper's AIMD), as pure logic.
+
+The executor feeds each instance's `InstanceMonitor` what it served, and every heartbeat turns the
+window into a state with `next_state`; the clock is injected so tests can drive time by hand.
+
+States: `loading` and `failed` are set by loading itself. Between `active`, `overloaded` and
+`interfered`:
+- overloaded: the rows offered in the window reach `overload_enter` (95 %) of the variant's profiled
+  saturation throughput; it leaves below `overload_exit` (80 %) — the gap keeps it from flapping;
+- interfered: not overloaded, but batches take `interfere_enter` (2.5×) their profiled p50 at the same
+  batch size; it leaves at `interfere_exit` (1.5×) — INFaaS's code used the same two factors.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from infaas.schemas.variants import VariantProfile
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    overload_enter: float = 0.95
+    overload_exit: float = 0.80
+    interfere_enter: float = 2.5
+    interfere_exit: float = 1.5
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What one instance did between two heartbeats."""
+
+    seconds: float
+    rows_offered: int
+    slowdowns: tuple[float, ...]  # observed / profiled latency, one per batch
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    state: str
+    reason: str
+
+
+def next_state(
+    current: Status, window: Window, profile: VariantProfile, thresholds: Thresholds = Thresholds()
+) -> Status:
+    """The instance's state after `window` (pure)."""
+    if current.state in ("loading", "failed"):
+        return current
+    offered = window.rows_offered / window.seconds if window.seconds > 0 else 0.0
+    load = offered / profile.saturation_qps if profile.saturation_qps > 0 else 0.0
+    limit = thresholds.overload_exit if current.state == "overloaded" else thresholds.overload_enter
+    if load >= limit:
+        return Status(
+            "overloaded",
+            f"offered {offered:.0f} rows/s = {load:.0%} of its profiled peak "
+            f"{profile.saturation_qps:.0f} rows/s",
+        )
+    if not window.slowdowns:
+        # Idle: no evidence either way. An interfered instance stays so until a batch shows otherwise.
+        if current.state == "interfered":
+            return current
+        return Status("active", "idle" if current.state == "overloaded" else current.reason or "serving")
+    slowdown = statistics.median(window.slowdowns)
+    limit = thresholds.interfere_exit if current.state == "interfered" else thresholds.interfere_enter
+    if slowdown >= limit:
+        return Status("interfered", f"batches take {slowdown:.1f}× their profiled latency")
+    return Status("active", f"batches at {slowdown:.1f}× profiled latency, {load:.0%} of peak")
+
+
+@dataclass
+class InstanceMonitor:
+    """Accumulates an instance's work between heartbeats."""
+
+    profile: VariantProfile
+    clock: Callable[[], float] = time.monotonic
+    status: Status = field(default_factory=lambda: Status("loading", "loading"))
+    min_excess_ms: float = 0.5
+    """Slowdowns count only when a batch is also this much slower in absolute terms: at microsecond
+    scale, timer and scheduling noise alone would otherwise look like 3× interference."""
+    _started: float = field(default=0.0, init=False)
+    _rows: int = field(default=0, init=False)
+    _slowdowns: list[float] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self._started = self.clock()
+
+    def offered(self, rows: int) -> None:
+        self._rows += rows
+
+    def ran(self, rows: int, compute_ms: float) -> None:
+        expected = self.profile.latency_ms(rows, tail=False)
+        if expected > 0:
+            ratio = compute_ms / expected
+            self._slowdowns.append(ratio if compute_ms - expected >= self.min_excess_ms else min(ratio, 1.0))
+
+    def tick(self, thresholds: Thresholds = Thresholds()) -> Status:
+        """Close the window, update and return the state."""
+        now = self.clock()
+        window = Window(
+            seconds=now - self._started, rows_offered=self._rows, slowdowns=tuple(self._slowdowns)
+        )
+        self._started, self._rows, self._slowdowns = now, 0, []
+        self.status = next_state(self.status, window, self.profile, thresholds)
+        return self.status
+
+
+@dataclass
+class AIMD:
+    """Clipper's adaptive batch size: grow by `step` while batches finish within their latency budget,
+    cut by 10 % when one does not; always within 1…the variant's max batch."""
+
+    cap: int
+    step: int = 1
+    backoff: float = 0.9
+    size: float = 1.0
+
+    def limit(self) -> int:
+        return max(1, min(self.cap, int(self.size)))
+
+    def observe(self, rows: int, latency_ms: float, budget_ms: float) -> None:
+        if latency_ms > budget_ms:
+            self.size = max(1.0, self.size * self.backoff)
+        elif rows >= self.limit():
+            # Grow only on evidence: a batch that did not fill the limit says nothing about a bigger one.
+            self.size = min(float(self.cap), self.size + self.step)
