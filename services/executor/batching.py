@@ -1,16 +1,35 @@
-"""Pure helpers of an instance's batching: grouping queued queries into batches, and running a batch
-larger than the variant's max batch in max-batch chunks."""
+"""Pure logic of an instance's batching: the adaptive batch limit (Clipper's AIMD), grouping queued
+queries into batches, and running a batch larger than the variant's max batch in max-batch chunks."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
 from infaas.runtimes.engines import Runtime
+from services.executor.queries import Query
 
-if TYPE_CHECKING:
-    from services.executor.instances import Query
+
+@dataclass
+class AIMD:
+    """Clipper's adaptive batch size: grow by `step` while batches finish within their latency budget,
+    cut by 10 % when one does not; always within 1…the variant's max batch."""
+
+    cap: int
+    step: int = 1
+    backoff: float = 0.9
+    size: float = 1.0
+
+    def limit(self) -> int:
+        return max(1, min(self.cap, int(self.size)))
+
+    def observe(self, rows: int, latency_ms: float, budget_ms: float) -> None:
+        if latency_ms > budget_ms:
+            self.size = max(1.0, self.size * self.backoff)
+        elif rows >= self.limit():
+            # Grow only on evidence: a batch that did not fill the limit says nothing about a bigger one.
+            self.size = min(float(self.cap), self.size + self.step)
 
 
 def batches(queries: list[Query], max_batch: int) -> list[list[Query]]:

@@ -31,7 +31,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from infaas.core.aio import stop_tasks
 from infaas.core.errors import NotFound, Unavailable
 from infaas.data import store
-from services.executor.instances import Instance, InstanceHost
+from services.executor.consumers import serve_entries
+from services.executor.instances import InstanceHost
+from services.executor.serving import Instance
 
 log = logging.getLogger("infaas.executor")
 
@@ -104,7 +106,7 @@ async def _sweep(host: InstanceHost, instance: Instance) -> int:
         entries = reply[0][1] if reply else []
         if not entries:
             return served
-        await host._serve(instance, entries)
+        await serve_entries(host, instance, entries)
         served += len(entries)
 
 

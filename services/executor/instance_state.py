@@ -1,4 +1,4 @@
-"""Instance state (INFaaS Fig. 4) and adaptive batch size (Clipper's AIMD), as pure logic.
+"""An instance's state (INFaaS Fig. 4), as pure logic.
 
 The executor feeds each instance's `InstanceMonitor` what it served, and every heartbeat turns the
 window into a state with `next_state`; the clock is injected so tests can drive time by hand.
@@ -106,24 +106,3 @@ class InstanceMonitor:
         self._started, self._rows, self._slowdowns = now, 0, []
         self.status = next_state(self.status, window, self.profile, thresholds)
         return self.status
-
-
-@dataclass
-class AIMD:
-    """Clipper's adaptive batch size: grow by `step` while batches finish within their latency budget,
-    cut by 10 % when one does not; always within 1…the variant's max batch."""
-
-    cap: int
-    step: int = 1
-    backoff: float = 0.9
-    size: float = 1.0
-
-    def limit(self) -> int:
-        return max(1, min(self.cap, int(self.size)))
-
-    def observe(self, rows: int, latency_ms: float, budget_ms: float) -> None:
-        if latency_ms > budget_ms:
-            self.size = max(1.0, self.size * self.backoff)
-        elif rows >= self.limit():
-            # Grow only on evidence: a batch that did not fill the limit says nothing about a bigger one.
-            self.size = min(float(self.cap), self.size + self.step)

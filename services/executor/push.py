@@ -17,7 +17,8 @@ from infaas.core.errors import BadRequest
 from infaas.wire.connection import FramedProtocol
 from infaas.wire.frames import decode_frame, encode_frame, peek_header
 from services.executor import metrics
-from services.executor.instances import InstanceHost, Query, refusal
+from services.executor.instances import InstanceHost
+from services.executor.queries import Query, refusal
 
 log = logging.getLogger("infaas.executor")
 

@@ -1,0 +1,169 @@
+"""An instance as it serves (its runtime, thread, monitor, batch limit and inbox), and serving a set of
+its queries: drop the expired, run the rest in batches, answer each query."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import redis.asyncio as aioredis
+
+from infaas.runtimes.engines import Runtime
+from infaas.schemas.variants import VariantProfile
+from infaas.wire.frames import encode_frame
+from services.executor import metrics
+from services.executor.batching import AIMD, batches, run_chunked
+from services.executor.instance_state import InstanceMonitor
+from services.executor.queries import Query, Reply, enqueued_at
+
+log = logging.getLogger("infaas.executor")
+
+INLINE_MS = 0.5
+"""Batches whose profiled p99 is at most this run on the event loop instead of the instance's thread."""
+
+
+class Worker(Protocol):
+    """What serving needs of the worker hosting the instance (`InstanceHost`,
+    services/executor/instances.py)."""
+
+    worker_id: str
+    redis: aioredis.Redis
+    default_budget_ms: float
+    max_queue_delay_ms: float
+
+
+@dataclass
+class Instance:
+    profile: VariantProfile
+    monitor: InstanceMonitor
+    aimd: AIMD
+    runtime: Runtime | None = None
+    task: asyncio.Task[None] | None = None
+    pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=1))
+    in_flight: int = 0
+    busy_seconds: float = 0.0
+    load_ms: float = 0.0
+    error: str | None = None
+    draining: bool = False  # set by services/executor/control.py: stop pulling after this batch
+    inbox: deque[Query] = field(default_factory=deque)
+    """Queries pushed over a connection (services/executor/push.py), waiting for the inbox consumer."""
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    inbox_task: asyncio.Task[None] | None = None
+
+    @property
+    def state(self) -> str:
+        return self.monitor.status.state
+
+
+async def serve_queries(
+    worker: Worker,
+    instance: Instance,
+    taken: list[Query],
+    picked_at: float,
+    reply: Reply,
+    flush: Callable[[], Any] | None = None,
+) -> None:
+    """Run `taken` in AIMD-limited batches and answer each query through `reply`; `flush` (if
+    given) sends what `reply` queued between batches, so an earlier batch's answers do not wait."""
+    queries = []
+    expired = []
+    for query in taken:
+        instance.monitor.offered(query.rows)
+        drop_after = query.header.get("drop_after")
+        if isinstance(drop_after, int | float) and picked_at > drop_after:
+            expired.append(query)  # its caller has stopped waiting: running it would only add load
+        else:
+            queries.append(query)
+    instance.in_flight += len(queries)
+    try:
+        if expired:
+            _reply_expired(worker, reply, instance, expired, picked_at)
+        grouped = batches(queries, instance.aimd.limit())
+        for i, batch in enumerate(grouped):
+            await _run_batch(worker, reply, instance, batch, picked_at)
+            if flush is not None and i < len(grouped) - 1:
+                await flush()
+    finally:
+        instance.in_flight -= len(queries)
+
+
+def _reply_expired(
+    worker: Worker, reply: Reply, instance: Instance, expired: list[Query], picked_at: float
+) -> None:
+    for q in expired:
+        metrics.FAILURES.labels(instance.profile.id, "expired").inc()
+        head = {
+            "id": q.header["id"],
+            "worker": worker.worker_id,
+            "variant": instance.profile.id,
+            "error": "the query's deadline passed before it could run",
+            "expired": True,
+            "queue_ms": round((picked_at - enqueued_at(q, picked_at)) * 1000, 4),
+        }
+        reply(q, encode_frame(head, {}))
+
+
+async def _run_batch(
+    worker: Worker, reply: Reply, instance: Instance, batch: list[Query], picked_at: float
+) -> None:
+    """Run one batch and hand each query's answer to `reply`."""
+    profile = instance.profile
+    runtime = instance.runtime
+    assert runtime is not None
+    names = list(batch[0].inputs)
+    if len(batch) == 1:
+        merged = batch[0].inputs
+    else:
+        merged = {n: np.concatenate([q.inputs[n] for q in batch]) for n in names}
+    rows_total = sum(q.rows for q in batch)
+    start = time.perf_counter()
+    try:
+        if profile.latency_ms(rows_total) <= INLINE_MS:
+            # Handing a sub-half-millisecond run to a thread costs more than the run itself; the
+            # event loop is blocked for less than the hand-off would take.
+            outputs = run_chunked(runtime, merged, profile.max_batch)
+        else:
+            outputs = await asyncio.get_running_loop().run_in_executor(
+                instance.pool, run_chunked, runtime, merged, profile.max_batch
+            )
+        error = None
+    except Exception as exc:  # a failing run answers every query in the batch with the error
+        # The frame carries each query's request id: the log line names every query the failure hit.
+        log.exception(
+            "running %s failed",
+            profile.id,
+            extra={"request_ids": [q.header.get("request_id") for q in batch]},
+        )
+        outputs, error = {}, str(exc)[:300]
+    compute_s = time.perf_counter() - start
+    compute_ms = compute_s * 1000
+    instance.busy_seconds += compute_s * profile.threads
+    instance.monitor.ran(rows_total, compute_ms)
+    budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
+    instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else worker.default_budget_ms)
+    metrics.observe_batch(profile.id, rows_total, compute_s)
+    offset = 0
+    for q in batch:
+        queue_s = max(0.0, picked_at - enqueued_at(q, picked_at))
+        metrics.observe_query(profile.id, queue_s, ok=error is None)
+        head = {
+            "id": q.header["id"],
+            "worker": worker.worker_id,
+            "variant": profile.id,
+            "queue_ms": round(queue_s * 1000, 4),
+            "compute_ms": round(compute_ms, 4),
+            "batch_rows": rows_total,
+        }
+        if error is None:
+            part = {n: a[offset : offset + q.rows] for n, a in outputs.items()}
+        else:
+            part, head["error"] = {}, error
+        offset += q.rows
+        reply(q, encode_frame(head, part))
