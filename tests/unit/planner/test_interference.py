@@ -10,7 +10,7 @@ import pytest
 from infaas.policy.selection import InstanceView
 from services.planner.interference import InterferenceConfig, migrations
 from services.planner.scaling import ClusterSnapshot
-from tests.unit.autoscale_fixtures import A, snapshot, worker
+from tests.unit.planner.autoscale_fixtures import A, snapshot, worker
 
 CONFIG = InterferenceConfig(migrate_after_s=10.0, lam=1.0)
 

@@ -109,7 +109,7 @@ def test_pod_names_come_from_worker_ids() -> None:
 def test_the_manifests_match_what_the_provider_expects() -> None:
     import yaml
 
-    root = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+    root = Path(__file__).resolve().parents[3] / "deploy" / "kubernetes"
     executors = list(yaml.safe_load_all((root / "executor.yaml").read_text()))
     p = KubernetesProvider(k8s.ApiClient(), namespace="infaas")
     assert {d["metadata"]["name"] for d in executors} == {p.deployment("cpu"), p.deployment("cuda")}

@@ -16,7 +16,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 
 from infaas.http.server import CoalescingCycle, CoalescingHttpToolsProtocol
 from infaas.processes.suite import free_port
-from tests.unit.uvicorn_thread import serving
+from tests.integration.kernel.uvicorn_thread import serving
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:  # noqa: ARG001

@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 
 from infaas.metrics.http import metrics_for
 
-DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "infaas-serving.json"
+DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "infaas-serving.json"
 METRIC_MODULES = (
     "services.executor.metrics",
     "services.scheduler.metrics",

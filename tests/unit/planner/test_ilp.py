@@ -9,7 +9,7 @@ import pytest
 
 from services.planner import autoscaler, ilp
 from services.planner.scaling import ClusterSnapshot, ModelDemand, ScalingConfig
-from tests.unit.autoscale_fixtures import VARIANTS, snapshot, worker
+from tests.unit.planner.autoscale_fixtures import VARIANTS, snapshot, worker
 
 CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0)
 

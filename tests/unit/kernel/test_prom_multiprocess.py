@@ -34,7 +34,7 @@ def run_child(directory: Path, misses: int, pending: int, mode: str) -> None:
         [sys.executable, "-c", CHILD, str(misses), str(pending), mode],
         env=env,
         check=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         timeout=60,
     )
 

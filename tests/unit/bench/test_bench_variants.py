@@ -15,7 +15,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _load() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "variants.py"
+    path = Path(__file__).resolve().parents[3] / "bench" / "variants.py"
     spec = importlib.util.spec_from_file_location("bench_variants", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

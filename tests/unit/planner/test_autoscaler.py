@@ -8,7 +8,7 @@ import pytest
 
 from services.planner.autoscaler import plan
 from services.planner.scaling import ScalingConfig
-from tests.unit.autoscale_fixtures import CPU3, snapshot, worker
+from tests.unit.planner.autoscale_fixtures import CPU3, snapshot, worker
 
 CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0)
 
@@ -122,7 +122,7 @@ def test_two_decisions_in_one_tick_do_not_count_on_the_same_memory() -> None:
 
     from infaas.policy.selection import InstanceView
     from services.planner.scaling import ModelDemand
-    from tests.unit.autoscale_fixtures import A
+    from tests.unit.planner.autoscale_fixtures import A
 
     a2 = replace(A, id="n.a", model="n")
     workers = (

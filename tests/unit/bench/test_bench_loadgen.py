@@ -16,7 +16,7 @@ import pytest
 
 
 def _load() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "loadgen.py"
+    path = Path(__file__).resolve().parents[3] / "bench" / "loadgen.py"
     spec = importlib.util.spec_from_file_location("bench_loadgen", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -16,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from infaas.http.server import DirectApp, InfaasHttpProtocol
 from infaas.processes.suite import free_port
-from tests.unit.uvicorn_thread import serving
+from tests.integration.kernel.uvicorn_thread import serving
 
 
 class Direct:

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def load_generator() -> ModuleType:

@@ -10,7 +10,7 @@ from gateway.queries import app_frame_from_arrays, arrays_for, model_frame_from_
 from infaas.core.errors import InvalidInput
 from infaas.wire.frames import decode_frame
 from infaas.wire.tensors import Signature
-from tests.unit.test_queries import TWO_INPUTS, X2, X4, app, model
+from tests.unit.gateway.test_queries import TWO_INPUTS, X2, X4, app, model
 
 
 def test_arrays_must_match_names_and_dtypes_exactly() -> None:
