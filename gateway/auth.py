@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from gateway.cache import TTLCache
+from gateway.ttl_cache import TTLCache
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.errors import Forbidden, Unauthorized
 from infaas.schemas.api import AppInternal, ModelInternal, Principal

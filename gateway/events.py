@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query
 
+from gateway.deps import PrincipalDep, StateDep
 from infaas.clients.planner import PlannerClient
 from infaas.core.errors import Forbidden
 from infaas.schemas.events import EventPage
@@ -19,8 +20,8 @@ router = APIRouter(prefix="/v1")
     responses={401: {"description": "missing or unknown API key"}, 403: {"description": "not the admin key"}},
 )
 async def list_events(
-    request: Request,
-    authorization: Annotated[str | None, Header(alias="Authorization", include_in_schema=False)] = None,
+    state: StateDep,
+    principal: PrincipalDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     before: Annotated[int | None, Query(ge=1, description="page: events older than this id")] = None,
     model: str | None = None,
@@ -28,8 +29,6 @@ async def list_events(
     action: str | None = None,
 ) -> EventPage:
     """Scaling decisions and their outcomes, newest first, each with the reason the planner gave."""
-    state = request.app.state.gateway
-    principal = await state.auth.principal(authorization)
     if principal.role != "admin":
         raise Forbidden("events are visible to the admin key only")
     # Not a hot route: a short-lived client keeps the gateway's shared state untouched.

@@ -10,19 +10,21 @@ from fastapi import APIRouter, File, Form, Request, Response, UploadFile
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from gateway.api import _ERRORS, AuthHeader, _forward, _state
+from gateway.deps import PrincipalDep, StateDep
+from gateway.passthrough import ERRORS, forward
 from infaas.clients.base import principal_headers, raise_for_error, unavailable
 from infaas.http.app import request_id
 from infaas.jobs.schemas import Job
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
-_JOB_ERRORS = {**_ERRORS, 409: {"description": "the job is not in a state that allows this"}}
+_JOB_ERRORS = {**ERRORS, 409: {"description": "the job is not in a state that allows this"}}
 
 
 @router.post("", status_code=202, response_model=Job, responses=_JOB_ERRORS)
 async def submit_job(
     request: Request,
+    principal: PrincipalDep,
     metadata: Annotated[
         str,
         Form(
@@ -33,36 +35,31 @@ async def submit_job(
     input: Annotated[  # noqa: A002 - the form field's public name
         UploadFile | None, File(description="The input rows: .npy, or .npz with `x` (or one array per input)")
     ] = None,
-    authorization: AuthHeader = None,
 ) -> Response:
     """Submit an offline job: the input is validated against the model now (wrong shape or dtype, a
     corrupt file, an unknown model fail here), then it runs in spare capacity. Poll `GET /v1/jobs/{id}`."""
-    principal = await _state(request).auth.principal(authorization)
     files = None
     if input is not None:
         files = {"input": (input.filename or "input", await input.read(), "application/octet-stream")}
-    return await _forward(request, principal, "POST", "/v1/jobs", files=files, data={"metadata": metadata})
+    return await forward(request, principal, "POST", "/v1/jobs", files=files, data={"metadata": metadata})
 
 
 @router.get("", response_model=list[Job], responses=_JOB_ERRORS)
-async def list_jobs(request: Request, authorization: AuthHeader = None) -> Response:
+async def list_jobs(request: Request, principal: PrincipalDep) -> Response:
     """The caller's jobs (every job for the admin key), newest first."""
-    principal = await _state(request).auth.principal(authorization)
-    return await _forward(request, principal, "GET", "/v1/jobs")
+    return await forward(request, principal, "GET", "/v1/jobs")
 
 
 @router.get("/{job_id}", response_model=Job, responses=_JOB_ERRORS)
-async def get_job(job_id: str, request: Request, authorization: AuthHeader = None) -> Response:
+async def get_job(job_id: str, request: Request, principal: PrincipalDep) -> Response:
     """State (with the reason), rows done of total, throughput, ETA, errors, the variant chosen and why."""
-    principal = await _state(request).auth.principal(authorization)
-    return await _forward(request, principal, "GET", f"/v1/jobs/{job_id}")
+    return await forward(request, principal, "GET", f"/v1/jobs/{job_id}")
 
 
 @router.delete("/{job_id}", response_model=Job, responses=_JOB_ERRORS)
-async def cancel_job(job_id: str, request: Request, authorization: AuthHeader = None) -> Response:
+async def cancel_job(job_id: str, request: Request, principal: PrincipalDep) -> Response:
     """Cancel a job; chunks already running finish but are not recorded. 409 once the job has ended."""
-    principal = await _state(request).auth.principal(authorization)
-    return await _forward(request, principal, "DELETE", f"/v1/jobs/{job_id}")
+    return await forward(request, principal, "DELETE", f"/v1/jobs/{job_id}")
 
 
 @router.get(
@@ -76,10 +73,10 @@ async def cancel_job(job_id: str, request: Request, authorization: AuthHeader = 
         },
     },
 )
-async def job_result(job_id: str, request: Request, authorization: AuthHeader = None) -> StreamingResponse:
+async def job_result(
+    job_id: str, request: Request, state: StateDep, principal: PrincipalDep
+) -> StreamingResponse:
     """The output `.npz` of a succeeded job (409 before: no partial result is ever served)."""
-    state = _state(request)
-    principal = await state.auth.principal(authorization)
     http = state.registry.http
     headers = principal_headers(principal) | {"x-request-id": request_id(request)}
     try:

@@ -18,10 +18,10 @@ from typing import Annotated, Any
 import httpx
 import numpy as np
 import orjson
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Depends, Header, Request, Response
 
 from gateway import oip_codec, queries
-from gateway.cache import TTLCache
+from gateway.deps import AuthHeader, StateDep, state_of
 from gateway.oip_errors import OipRoute, error_response
 from gateway.oip_schemas import (
     ErrorResponse,
@@ -32,7 +32,7 @@ from gateway.oip_schemas import (
     ServerMetadata,
     ServerReady,
 )
-from gateway.state import GatewayState
+from gateway.ttl_cache import TTLCache
 from infaas.clients.base import principal_headers, raise_for_error
 from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from infaas.http.app import request_id
@@ -59,7 +59,6 @@ router = APIRouter(
     generate_unique_id_function=lambda route: f"v2_{route.name}",
 )
 
-AuthHeader = Annotated[str | None, Header(alias="Authorization", include_in_schema=False)]
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": ErrorResponse, "description": d}
     for s, d in (
@@ -94,12 +93,7 @@ _INFER_OPENAPI: dict[str, Any] = {
 }
 
 
-def _state(request: Request) -> GatewayState:
-    state: GatewayState = request.app.state.gateway
-    return state
-
-
-async def _principal(request: Request, authorization: str | None) -> Principal:
+async def _caller(request: Request, authorization: AuthHeader = None) -> Principal:
     """Bearer keys as on `/v1`; also HTTP Basic (tritonclient's `BasicAuth` plugin) with the key as the
     password, or as the user name when the password is empty."""
     if authorization and authorization[:6].lower() == "basic ":
@@ -110,7 +104,10 @@ async def _principal(request: Request, authorization: str | None) -> Principal:
         except (binascii.Error, UnicodeDecodeError):
             user, password = "", ""
         authorization = f"Bearer {password or user}"
-    return await _state(request).auth.principal(authorization)
+    return await state_of(request).auth.principal(authorization)
+
+
+CallerDep = Annotated[Principal, Depends(_caller)]
 
 
 async def _resolve(
@@ -119,7 +116,7 @@ async def _resolve(
     """A model by that name, with its app; else the app by that name (model-less). 404 if neither."""
     if not _NAME.match(name):
         raise NotFound(f"no model or app named {name!r}")
-    state = _state(request)
+    state = state_of(request)
     auth = state.auth
     kinds: TTLCache[bool] | None = getattr(request.app.state, "oip_kinds", None)
     if kinds is None:
@@ -154,10 +151,9 @@ async def live() -> ServerLive:
 
 
 @router.get("/health/ready", response_model=ServerReady, responses={503: {"model": ErrorResponse}})
-async def ready(request: Request) -> ServerReady:
+async def ready(state: StateDep) -> ServerReady:
     """The gateway can reach the registry (to authenticate and route) and, when the scheduler runs as its
     own service, the scheduler (no key needed: this is a probe)."""
-    state = _state(request)
     services = {"registry": "/health"}
     if state.settings.scheduler_mode == "remote":
         services["scheduler"] = state.settings.service_url("scheduler").rstrip("/") + "/health"
@@ -195,9 +191,8 @@ def _usable(app: AppInternal) -> list[ModelInternal]:
 
 
 @router.get("/models/{m}", response_model=ModelMetadata, responses=_ERRORS)
-async def model_metadata(m: str, request: Request, authorization: AuthHeader = None) -> ModelMetadata:
+async def model_metadata(m: str, request: Request, principal: CallerDep) -> ModelMetadata:
     """A model's inputs and outputs; for an app, those of its models (the first one's when they differ)."""
-    principal = await _principal(request, authorization)
     model, app = await _resolve(request, principal, m)
     if model is not None:
         sig = Signature.from_json(model.signature)
@@ -227,10 +222,8 @@ async def model_metadata(m: str, request: Request, authorization: AuthHeader = N
     response_model=ModelReady,
     responses={**_ERRORS, 503: {"model": ErrorResponse, "description": "not ready yet (e.g. profiling)"}},
 )
-async def model_ready(m: str, request: Request, authorization: AuthHeader = None) -> Response:
+async def model_ready(m: str, request: Request, state: StateDep, principal: CallerDep) -> Response:
     """200 when the model (or, for an app, one of its models) has a ready variant; 503 while not."""
-    state = _state(request)
-    principal = await _principal(request, authorization)
     model, app = await _resolve(request, principal, m)
     # Ask the registry, not the cache: readiness must flip as soon as profiling ends.
     headers = principal_headers(principal)
@@ -256,13 +249,12 @@ async def model_ready(m: str, request: Request, authorization: AuthHeader = None
 async def infer(
     m: str,
     request: Request,
-    authorization: AuthHeader = None,
+    state: StateDep,
+    principal: CallerDep,
     header_length: Annotated[str | None, Header(alias=HEADER_LENGTH, include_in_schema=False)] = None,
 ) -> Response:
     """Inference on a model (named-model query) or an app (model-less query, requirements in
     `parameters`). Tensors in JSON or, with `Inference-Header-Content-Length`, as binary data."""
-    state = _state(request)
-    principal = await _principal(request, authorization)
     model, app = await _resolve(request, principal, m)
     body = oip_codec.decompress(
         await request.body(), request.headers.get("content-encoding"), limit=state.settings.max_request_bytes
