@@ -58,15 +58,15 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
 def _check_pytorch(model_bytes: bytes, validation_bytes: bytes) -> CheckedUpload:
     import torch
 
-    from infaas.runtimes import pytorch_io
+    from infaas.runtimes import pytorch_io, torch_archives
 
-    fmt = pytorch_io.sniff_format(model_bytes)
-    pytorch_io.scan_archive(model_bytes, fmt)
+    fmt = torch_archives.sniff_format(model_bytes)
+    torch_archives.scan_archive(model_bytes, fmt)
     x = _validation_x(validation_bytes)
     example = (torch.from_numpy(np.ascontiguousarray(x[:2])),)
     try:
         module: torch.nn.Module
-        if fmt == pytorch_io.ModelFormat.TORCHSCRIPT:
+        if fmt == torch_archives.ModelFormat.TORCHSCRIPT:
             module = pytorch_io.load_torchscript(model_bytes)
             program: torch.jit.ScriptModule | torch.export.ExportedProgram = module
             torchscript_bytes: bytes | None = model_bytes
