@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from gateway.lane import QueryLane, Route
+from gateway.dataplane.lane import QueryLane, Route
 from infaas.http.server import CoalescingHttpToolsProtocol, InfaasHttpProtocol
 
 ANSWER = b'{"outputs":{"probabilities":[[0.1,0.2,0.3,0.4]]},"slo_met":true}'

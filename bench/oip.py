@@ -184,8 +184,9 @@ def codec(rows_list: list[int]) -> None:
 
 
 def _codec_rows(rows: int, model: Any, app: Any, rng: np.random.Generator) -> None:
-    from gateway import oip_codec, queries
-    from gateway.oip import _response
+    from gateway.dataplane import queries
+    from gateway.oip import codec as oip_codec
+    from gateway.oip.routes import _response
 
     x = rng.random((rows, 64), dtype=np.float32) * 16
     v1 = orjson.dumps({"inputs": x.tolist()})

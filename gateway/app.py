@@ -12,16 +12,15 @@ from fastapi.openapi.utils import get_openapi
 from pydantic.json_schema import models_json_schema
 from starlette.types import ASGIApp
 
-from gateway.api import FAST_ROUTES, INFER_SCHEMAS, router
 from gateway.auth import Authenticator
-from gateway.events import router as events_router
-from gateway.jobs import router as jobs_router
-from gateway.lane import QueryLane
+from gateway.dataplane.lane import QueryLane
+from gateway.dataplane.routes import FAST_ROUTES
 from gateway.limits import BodyLimit
-from gateway.oip import router as oip_router
-from gateway.oip_schemas import OIP_SCHEMAS
+from gateway.oip.routes import router as oip_router
+from gateway.oip.schemas import OIP_SCHEMAS
 from gateway.state import GatewayState
 from gateway.ui import router as ui_router
+from gateway.v1 import apps, events, infer, jobs, models, workers
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.core.config import Settings
@@ -32,7 +31,7 @@ from infaas.metrics.buffer import flushing
 def serve_app(
     settings: Settings, *, embedded_scheduler: Callable[[Settings], QueryDispatch] | None = None
 ) -> ASGIApp:
-    """What the ASGI server runs: the app behind the query lane (`gateway/lane.py`)."""
+    """What the ASGI server runs: the app behind the query lane (`gateway/dataplane/lane.py`)."""
     app = create_app(settings, embedded_scheduler=embedded_scheduler)
     # The server runs it with its proxy-headers middleware off (infaas_cli/main.py): the lane applies it to
     # what it passes to the app, with uvicorn's own default of trusted proxies.
@@ -79,11 +78,12 @@ def create_app(
     )
     install_common(app, service="gateway")
     app.router.routes.extend(FAST_ROUTES)  # matched before the documented query routes below
-    app.include_router(router)
-    app.include_router(events_router)
+    # In this order: the OpenAPI document (and so the generated SDK) lists the paths as included.
+    for v1 in (apps, models, workers, infer, events):
+        app.include_router(v1.router)
     app.include_router(ui_router)  # the admin web UI at /ui
     app.include_router(oip_router)  # Open Inference Protocol v2 at /v2
-    app.include_router(jobs_router)  # offline jobs at /v1/jobs
+    app.include_router(jobs.router)  # offline jobs at /v1/jobs
     app.add_middleware(
         BodyLimit,
         default_limit=settings.max_request_bytes,
@@ -95,7 +95,7 @@ def create_app(
             schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
             # Query bodies are parsed by hand on the hot path; publish their schema all the same.
             _, defs = models_json_schema(
-                [(m, "validation") for m in (*INFER_SCHEMAS, *OIP_SCHEMAS)],
+                [(m, "validation") for m in (*infer.INFER_SCHEMAS, *OIP_SCHEMAS)],
                 ref_template="#/components/schemas/{model}",
             )
             schema.setdefault("components", {}).setdefault("schemas", {}).update(defs.get("$defs", {}))

@@ -2,10 +2,10 @@
 
 `{m}` in `/v2/models/{m}` is a model (a named-model query) or, when no model has that name, an app (a
 model-less query: the requirements `latency_ms` and `min_accuracy` travel in the request's `parameters`).
-Queries become the same binary frames as `/v1` (`gateway/queries.py`) and go to the same scheduler; its
-answer is re-encoded as OIP tensors, JSON or binary (the binary tensor extension), with what the system
-did in the response's `parameters`. Errors use the protocol's shape `{"error": "<message>"}` (plus our
-`code` and `details`) with the same status codes as `/v1`.
+Queries become the same binary frames as `/v1` (`gateway/dataplane/queries.py`) and go to the same
+scheduler; its answer is re-encoded as OIP tensors, JSON or binary (the binary tensor extension), with
+what the system did in the response's `parameters`. Errors use the protocol's shape
+`{"error": "<message>"}` (plus our `code` and `details`) with the same status codes as `/v1`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import numpy as np
 import orjson
 from fastapi import APIRouter, Depends, Header, Request, Response
 
-from gateway import oip_codec, queries
+from gateway.dataplane import queries
 from gateway.deps import AuthHeader, StateDep, state_of
-from gateway.oip_errors import OipRoute, error_response
-from gateway.oip_schemas import (
+from gateway.oip import codec as oip_codec
+from gateway.oip.errors import OipRoute, error_response
+from gateway.oip.schemas import (
     ErrorResponse,
     InferenceResponse,
     ModelMetadata,

@@ -29,7 +29,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from gateway.api import app_query_frame, model_query_frame
+from gateway.dataplane.routes import app_query_frame, model_query_frame
 from gateway.state import GatewayState
 from infaas.clients.base import raise_for_error
 from infaas.core.errors import InfaasError, PayloadTooLarge

@@ -11,7 +11,7 @@ from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from gateway.deps import PrincipalDep, StateDep
-from gateway.passthrough import ERRORS, forward
+from gateway.v1.passthrough import ERRORS, forward
 from infaas.clients.base import principal_headers, raise_for_error, unavailable
 from infaas.http.app import request_id
 from infaas.jobs.schemas import Job

@@ -1,0 +1,71 @@
+"""`/v1/models`: register, list, show, profile again and delete models, and list their variants (passed
+through to the registry; a model upload is size-checked here first)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
+
+from gateway.deps import PrincipalDep, StateDep
+from gateway.v1.passthrough import ERRORS, forward
+from infaas.core.errors import PayloadTooLarge
+from infaas.schemas.api import Model, ModelAccepted, Variant, VariantFilter
+
+router = APIRouter(prefix="/v1")
+
+
+@router.post("/models", status_code=202, response_model=ModelAccepted, responses=ERRORS)
+async def register_model(
+    request: Request,
+    file: Annotated[UploadFile, File(description="The model: an ONNX file.")],
+    validation: Annotated[UploadFile, File(description="Validation set: .npz with arrays x and y.")],
+    metadata: Annotated[str, Form(description='JSON: {"name", "app", "task"}')],
+    state: StateDep,
+    principal: PrincipalDep,
+) -> Response:
+    """Register a model; profiling starts at once. Poll `status_url` for `ready` or `failed`."""
+    limit = state.settings.max_model_bytes
+    parts = {}
+    for field, upload in (("file", file), ("validation", validation)):
+        if upload.size is not None and upload.size > limit:
+            raise PayloadTooLarge(f"the {field} is larger than {limit} bytes", limit=limit)
+        parts[field] = (upload.filename or field, await upload.read(), "application/octet-stream")
+    response = await forward(
+        request, principal, "POST", "/v1/models", files=parts, data={"metadata": metadata}
+    )
+    return response
+
+
+@router.get("/models", response_model=list[Model], responses=ERRORS)
+async def list_models(request: Request, principal: PrincipalDep) -> Response:
+    return await forward(request, principal, "GET", "/v1/models")
+
+
+@router.get("/models/{name}", response_model=Model, responses=ERRORS)
+async def get_model(name: str, request: Request, principal: PrincipalDep) -> Response:
+    return await forward(request, principal, "GET", f"/v1/models/{name}")
+
+
+@router.get("/models/{name}/variants", response_model=list[Variant], responses=ERRORS)
+async def list_variants(
+    name: str, request: Request, q: Annotated[VariantFilter, Query()], principal: PrincipalDep
+) -> Response:
+    """The model's variants with their profiles: filter by hardware, status, precision, accuracy,
+    latency at a batch size and cost; sort by latency (at `batch`), accuracy, cost, throughput,
+    memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection)."""
+    params = q.model_dump(exclude_defaults=True)
+    return await forward(request, principal, "GET", f"/v1/models/{name}/variants", params=params)
+
+
+@router.post("/models/{name}/profile", status_code=202, response_model=Model, responses=ERRORS)
+async def reprofile(name: str, request: Request, principal: PrincipalDep) -> Response:
+    """Profile the model again (e.g. after hardware was added); 409 while a profile is running."""
+    return await forward(request, principal, "POST", f"/v1/models/{name}/profile")
+
+
+@router.delete("/models/{name}", status_code=204, responses=ERRORS)
+async def delete_model(name: str, request: Request, state: StateDep, principal: PrincipalDep) -> Response:
+    response = await forward(request, principal, "DELETE", f"/v1/models/{name}")
+    state.auth.forget_model(name, principal.app)
+    return response
