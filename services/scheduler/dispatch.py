@@ -1,11 +1,10 @@
-"""The query path inside the scheduler: decide, answer from the cache, make sure an instance exists,
-enqueue, await the answer under the query's deadline, and say what happened."""
+"""The query path inside the scheduler: admit, decide, answer from the cache, make sure an instance
+exists, send (`sending.py`) and await the answer under the query's deadline, re-dispatch when a worker
+is lost, and say what happened (`answers.py`)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
 import logging
 import time
 import uuid
@@ -16,7 +15,7 @@ import numpy as np
 import redis.asyncio as aioredis
 
 from infaas.clients.executor import ExecutorClient
-from infaas.core.aio import stop_tasks, until
+from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.core.errors import (
     DeadlineExceeded,
@@ -29,12 +28,13 @@ from infaas.core.errors import (
 from infaas.data import store
 from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
-from infaas.wire.frames import Message, decode_frame, encode_frame, peek_header
+from infaas.wire.frames import Message, decode_frame
 from services.scheduler import metrics
 from services.scheduler.answers import answer, missed
-from services.scheduler.enqueue import StreamEnqueuer
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
-from services.scheduler.push import PushPool, WorkerLost
+from services.scheduler.push import WorkerLost
+from services.scheduler.replies import Replies
+from services.scheduler.sending import Sender
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
@@ -52,35 +52,27 @@ class Dispatcher:
         self.settings = settings
         self.timeout_s = settings.query_timeout_s
         self.cache = PredictionCache(settings.cache_bytes)
-        self.enqueuer = StreamEnqueuer(redis)
         self.id = uuid.uuid4().hex[:12]
-        self.reply_channel = store.reply_channel(self.id)
-        self._waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
-        self._ids = itertools.count()  # query ids: unique per dispatcher, whose reply channel is its own
-        self.push = (
-            PushPool(self._waiting, max_frame_bytes=16 * settings.max_request_bytes)
-            if settings.dispatch == "push"
-            else None
-        )
+        self.replies = Replies(redis, snapshot, store.reply_channel(self.id))
+        self.sender = Sender(redis=redis, snapshot=snapshot, replies=self.replies, settings=settings)
         self._loads: dict[str, asyncio.Future[None]] = {}
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
         self._listener: asyncio.Task[None] | None = None
-        self._offered_rows: Counter[str] = Counter()  # per variant, not yet added to the store's counter
         self._counting: asyncio.Task[None] | None = None
         self._decided_for: Snapshot | None = None  # the snapshot `_decided` was computed over
         self._decided: dict[tuple[Any, ...], Decision] = {}
 
     async def start(self) -> None:
         ready = asyncio.Event()
-        self._listener = asyncio.create_task(self._listen(ready), name="replies")
+        self._listener = asyncio.create_task(self.replies.listen(ready), name="replies")
         await asyncio.wait_for(ready.wait(), timeout=10)
         self._counting = asyncio.create_task(self._housekeeping(), name="housekeeping")
 
     async def stop(self) -> None:
-        if self.push is not None:
-            await self.push.aclose()
+        if self.sender.push is not None:
+            await self.sender.push.aclose()
         await stop_tasks(self._listener, self._counting)
 
     async def _housekeeping(self, every_s: float = 0.25) -> None:
@@ -90,15 +82,16 @@ class Dispatcher:
         shown: set[str] = set()
         while True:
             await asyncio.sleep(every_s)
-            metrics.PENDING.set(len(self._waiting))
+            metrics.PENDING.set(len(self.replies.waiting))
             for vid in shown - self._rows_in_flight.keys():
                 metrics.QUEUED_ROWS.labels(vid).set(0)
             for vid, rows in self._rows_in_flight.items():
                 metrics.QUEUED_ROWS.labels(vid).set(rows)
             shown = set(self._rows_in_flight)
-            if not self._offered_rows:
+            sender = self.sender
+            if not sender.offered_rows:
                 continue
-            counts, self._offered_rows = self._offered_rows, Counter()
+            counts, sender.offered_rows = sender.offered_rows, Counter()
             pipe = self.redis.pipeline(transaction=False)
             for vid, n in counts.items():
                 pipe.incrby(store.offered_rows_key(vid), n)
@@ -106,33 +99,7 @@ class Dispatcher:
                 await pipe.execute()
             except Exception as exc:  # Redis briefly away: count them next turn
                 log.warning("counting offered rows failed: %s", exc)
-                self._offered_rows.update(counts)
-
-    async def _listen(self, ready: asyncio.Event) -> None:
-        """One subscription for all answers to this process, plus the store's invalidations."""
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.subscribe(self.reply_channel, store.INVALIDATE)
-                ready.set()
-                async for message in pubsub.listen():
-                    if message["type"] != "message":
-                        continue
-                    if message["channel"] == store.INVALIDATE.encode():
-                        await self.snapshot.on_invalidate(message["data"].decode())
-                        continue
-                    frame: bytes = message["data"]
-                    future = self._waiting.pop(str(peek_header(frame).get("id")), None)
-                    if future is not None and not future.done():
-                        future.set_result(frame)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                log.warning("reply subscription lost (%s); resubscribing", exc)
-                await asyncio.sleep(0.2)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                sender.offered_rows.update(counts)
 
     def candidates(self, header: dict[str, Any]) -> CandidateIndex:
         if header["kind"] == "model":
@@ -248,21 +215,6 @@ class Dispatcher:
         BUFFER.inc(metrics.DECIDED[decision.action])
         return decision
 
-    def _push_target(self, decision: Decision) -> WorkerView | None:
-        """The worker to push the query to: the one it is being loaded on, or among the workers with an
-        active instance the one this dispatcher has the fewest queries waiting on. None: use streams."""
-        if self.push is None:
-            return None
-        if decision.action == "load":
-            return decision.worker if decision.worker is not None and decision.worker.push else None
-        workers = self.snapshot.serving.get(decision.variant.id)
-        if not workers:
-            return None
-        if len(workers) == 1:
-            return workers[0]
-        push = self.push
-        return min(workers, key=lambda w: push.in_flight(w.push))
-
     async def _run(
         self,
         decision: Decision,
@@ -284,35 +236,18 @@ class Dispatcher:
         drop_after = time.time() + (wait_until - time.perf_counter())
         redirected: list[str] = []
         while True:  # more than once only when a worker refuses the query or its connection drops
-            qid = f"{next(self._ids):x}"
-            target = self._push_target(decision)
-            frame = encode_frame(
-                {
-                    "id": qid,
-                    "variant": decision.variant.id,
-                    "reply": self.reply_channel,
-                    "enqueued_at": time.time(),
-                    "drop_after": drop_after if wait_until != hard_deadline else None,
-                    "budget_ms": req.latency_ms,
-                    "request_id": request_id,
-                },
-                inputs,
-            )
-            future: asyncio.Future[bytes | memoryview] = asyncio.get_running_loop().create_future()
-            self._waiting[qid] = future
+            target = self.sender.target(decision)
             try:
-                if target is None:
-                    await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
-                else:
-                    assert self.push is not None
-                    await self.push.send(target.push, qid, frame)
-                self._offered_rows[decision.variant.id] += rows
-                reply = await until(future, wait_until)
-                reply_header, outputs = decode_frame(reply)
-                if "refused" in reply_header:
-                    raise WorkerLost(
-                        str(reply_header.get("worker")), str(reply_header["refused"]), refused=True
-                    )
+                reply_header, outputs = await self.sender.send(
+                    decision,
+                    target,
+                    inputs,
+                    rows=rows,
+                    request_id=request_id,
+                    budget_ms=req.latency_ms,
+                    drop_after=drop_after if wait_until != hard_deadline else None,
+                    wait_until=wait_until,
+                )
             except WorkerLost as lost:
                 decision = await self._redirect(
                     decision, lost, target, header, req, rows, wait_until, redirected
@@ -331,10 +266,6 @@ class Dispatcher:
                         waited_ms=waited,
                     ) from exc
                 return missed(decision, header, rows, request_id, arrived, req)
-            finally:
-                self._waiting.pop(qid, None)
-                if target is not None and self.push is not None:
-                    self.push.done(qid, target.push)
             break
         if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
             return missed(decision, header, rows, request_id, arrived, req)

@@ -1,0 +1,62 @@
+"""Where a dispatcher's queries are answered: one future per query in flight, resolved by the reply
+channel's subscription (stream path) or by a push connection (push path). The same subscription
+carries the store's invalidations, which refresh the snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import redis.asyncio as aioredis
+
+from infaas.data import store
+from infaas.wire.frames import peek_header
+from services.scheduler.snapshot import SnapshotCache
+
+log = logging.getLogger("infaas.scheduler")
+
+
+class Replies:
+    def __init__(self, redis: aioredis.Redis, snapshot: SnapshotCache, channel: str) -> None:
+        self.redis = redis
+        self.snapshot = snapshot
+        self.channel = channel
+        # Futures by query id; the push pool resolves them too, so it is handed this very dict.
+        self.waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
+
+    def expect(self, qid: str) -> asyncio.Future[bytes | memoryview]:
+        """The future the answer to `qid` resolves; the caller `forget`s it once it stops waiting."""
+        future: asyncio.Future[bytes | memoryview] = asyncio.get_running_loop().create_future()
+        self.waiting[qid] = future
+        return future
+
+    def forget(self, qid: str) -> None:
+        self.waiting.pop(qid, None)
+
+    async def listen(self, ready: asyncio.Event) -> None:
+        """One subscription for all answers to this process, plus the store's invalidations; `ready` is
+        set once it is subscribed (and re-subscribed after a loss)."""
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.channel, store.INVALIDATE)
+                ready.set()
+                async for message in pubsub.listen():
+                    if message["type"] != "message":
+                        continue
+                    if message["channel"] == store.INVALIDATE.encode():
+                        await self.snapshot.on_invalidate(message["data"].decode())
+                        continue
+                    frame: bytes = message["data"]
+                    future = self.waiting.pop(str(peek_header(frame).get("id")), None)
+                    if future is not None and not future.done():
+                        future.set_result(frame)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("reply subscription lost (%s); resubscribing", exc)
+                await asyncio.sleep(0.2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]

@@ -1,0 +1,100 @@
+"""Sending a decided query to its variant and waiting for the answer: pushed to a chosen worker over its
+persistent connection (`push.py`), or appended to the variant's Redis stream for its workers to pull
+(`enqueue.py`); the answer arrives through `replies.py` either way."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import redis.asyncio as aioredis
+
+from infaas.core.aio import until
+from infaas.core.config import Settings
+from infaas.data import store
+from infaas.policy.selection import Decision, WorkerView
+from infaas.wire.frames import decode_frame, encode_frame
+from services.scheduler.enqueue import StreamEnqueuer
+from services.scheduler.push import PushPool, WorkerLost
+from services.scheduler.replies import Replies
+from services.scheduler.snapshot import SnapshotCache
+
+
+class Sender:
+    def __init__(
+        self, *, redis: aioredis.Redis, snapshot: SnapshotCache, replies: Replies, settings: Settings
+    ) -> None:
+        self.snapshot = snapshot
+        self.replies = replies
+        self.enqueuer = StreamEnqueuer(redis)
+        self.push = (
+            PushPool(replies.waiting, max_frame_bytes=16 * settings.max_request_bytes)
+            if settings.dispatch == "push"
+            else None
+        )
+        self._ids = itertools.count()  # query ids: unique per dispatcher, whose reply channel is its own
+        # Rows sent per variant, not yet added to the store's counter (the dispatcher's housekeeping does).
+        self.offered_rows: Counter[str] = Counter()
+
+    def target(self, decision: Decision) -> WorkerView | None:
+        """The worker to push the query to: the one it is being loaded on, or among the workers with an
+        active instance the one this dispatcher has the fewest queries waiting on. None: use streams."""
+        if self.push is None:
+            return None
+        if decision.action == "load":
+            return decision.worker if decision.worker is not None and decision.worker.push else None
+        workers = self.snapshot.serving.get(decision.variant.id)
+        if not workers:
+            return None
+        if len(workers) == 1:
+            return workers[0]
+        push = self.push
+        return min(workers, key=lambda w: push.in_flight(w.push))
+
+    async def send(
+        self,
+        decision: Decision,
+        target: WorkerView | None,
+        inputs: dict[str, np.ndarray],
+        *,
+        rows: int,
+        request_id: str,
+        budget_ms: float | None,
+        drop_after: float | None,
+        wait_until: float,
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Send once (to `target`, or through the variant's stream when None) and wait until
+        `wait_until` (perf_counter) for the answer's header and outputs. Raises `TimeoutError` when it
+        does not come in time, and `WorkerLost` when the worker cannot be reached or refuses it."""
+        qid = f"{next(self._ids):x}"
+        frame = encode_frame(
+            {
+                "id": qid,
+                "variant": decision.variant.id,
+                "reply": self.replies.channel,
+                "enqueued_at": time.time(),
+                "drop_after": drop_after,
+                "budget_ms": budget_ms,
+                "request_id": request_id,
+            },
+            inputs,
+        )
+        future = self.replies.expect(qid)
+        try:
+            if target is None:
+                await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
+            else:
+                assert self.push is not None
+                await self.push.send(target.push, qid, frame)
+            self.offered_rows[decision.variant.id] += rows
+            reply_header, outputs = decode_frame(await until(future, wait_until))
+        finally:
+            self.replies.forget(qid)
+            if target is not None and self.push is not None:
+                self.push.done(qid, target.push)
+        if "refused" in reply_header:
+            raise WorkerLost(str(reply_header.get("worker")), str(reply_header["refused"]), refused=True)
+        return reply_header, outputs
