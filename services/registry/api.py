@@ -33,8 +33,8 @@ from infaas.schemas.api import (
     Worker,
     WorkerRegistration,
 )
+from services.registry import profile_reports, service, variant_query, views
 from services.registry import repository as repo
-from services.registry import service, variants, views
 from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep
 
 public = APIRouter(prefix="/v1")
@@ -122,8 +122,8 @@ def list_variants(
     name: str, session: SessionDep, principal: PrincipalDep, q: Annotated[VariantFilter, Query()]
 ) -> list[Variant]:
     row = service.model_row(session, principal, name)
-    query = variants.VariantQuery(**q.model_dump())
-    return [views.variant_view(v, name) for v in variants.select(repo.variants(session, row.id), query)]
+    query = variant_query.VariantQuery(**q.model_dump())
+    return [views.variant_view(v, name) for v in variant_query.select(repo.variants(session, row.id), query)]
 
 
 @public.post("/models/{name}/profile", status_code=202, response_model=Model)
@@ -226,7 +226,7 @@ def set_status(model_id: int, body: StatusUpdate, session: SessionDep) -> Respon
 
 @internal.put("/models/{model_id}/variants", status_code=204)
 def report_variants(model_id: int, body: list[VariantReport], session: SessionDep, r: RedisDep) -> Response:
-    variants.report_variants(session, r, model_id, body)
+    profile_reports.report_variants(session, r, model_id, body)
     return Response(status_code=204)
 
 

@@ -14,7 +14,7 @@ from infaas.core.config import Settings
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import make_engine, make_sessionmaker
 from infaas.http.app import install_common
-from services.registry import service, variants
+from services.registry import profile_reports, service
 from services.registry.api import internal, public
 from services.registry.jobs_api import router as jobs_router
 
@@ -47,7 +47,7 @@ def create_app(settings: Settings) -> FastAPI:
         with app.state.sessionmaker() as session:
             if settings.admin_key:
                 service.ensure_admin_key(session, settings.admin_key)
-            variants.rebuild_metadata_store(session, app.state.redis)
+            profile_reports.rebuild_metadata_store(session, app.state.redis)
         yield
         app.state.redis.close()
         engine.dispose()
