@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import orjson
 
 from infaas.core.errors import BadRequest, InvalidInput
+from infaas.policy.selection import Requirements
 from infaas.schemas.api import AppInternal, ModelInternal
 from infaas.wire.frames import Message
 from infaas.wire.tensors import Signature, check_array, coerce_batch
@@ -27,16 +29,23 @@ def parse_body(body: bytes) -> dict[str, Any]:
         raise InvalidInput(f"unknown fields: {sorted(unknown)}", allowed=sorted(_FIELDS))
     if "inputs" not in data:
         raise InvalidInput("missing 'inputs': a batch of rows")
-    latency = data.get("latency_ms")
+    requirements(data)
+    return data
+
+
+def requirements(fields: Mapping[str, Any]) -> Requirements:
+    """The one check of a query's requirements, for both transports: each a number in its range, or
+    absent; a violation is a 422 naming the field. The scheduler's selection reads the same type."""
+    latency = fields.get("latency_ms")
     if latency is not None and not (_is_number(latency) and latency > 0):
         raise InvalidInput("latency_ms must be a number > 0", field="latency_ms")
-    accuracy = data.get("min_accuracy")
+    accuracy = fields.get("min_accuracy")
     if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 1):
         raise InvalidInput("min_accuracy must be a number between 0 and 1", field="min_accuracy")
-    cost = data.get("max_cost")
+    cost = fields.get("max_cost")
     if cost is not None and not (_is_number(cost) and cost >= 0):
         raise InvalidInput("max_cost must be a number >= 0 ($ for this query)", field="max_cost")
-    return data
+    return Requirements(latency, accuracy, cost)
 
 
 def _is_number(value: Any) -> bool:
@@ -69,20 +78,22 @@ def tensors_for(signature: Signature, raw: Any, *, max_rows: int) -> dict[str, n
     return arrays
 
 
-_SIGNATURES: dict[bytes, tuple[Signature, str]] = {}
+# A model record's signature (its JSON object) -> (that object, the parsed signature, its key). The auth
+# cache hands every query of a model the same record, so the object's identity finds the entry without
+# serializing anything per query; holding the object keeps its id from being reused while it is here.
+_SIGNATURES: dict[int, tuple[dict[str, Any], Signature, str]] = {}
 
 
 def signature_of(raw: dict[str, Any]) -> tuple[Signature, str]:
-    """A model's signature and its key from the model record's JSON, parsed once per distinct signature
-    (every query needs them; the record is the auth cache's, re-fetched now and then)."""
-    text = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
-    found = _SIGNATURES.get(text)
-    if found is None:
-        if len(_SIGNATURES) >= 4096:  # bounded: signatures are few, but nothing here trusts that
+    """A model's signature and its key from the model record's JSON, parsed once per record (the
+    record is the auth cache's, re-fetched now and then)."""
+    found = _SIGNATURES.get(id(raw))
+    if found is None or found[0] is not raw:
+        if len(_SIGNATURES) >= 4096:  # bounded: records are few, but nothing here trusts that
             _SIGNATURES.clear()
         signature = Signature.from_json(raw)
-        found = _SIGNATURES[text] = (signature, signature.key)
-    return found
+        found = _SIGNATURES[id(raw)] = (raw, signature, signature.key)
+    return found[1], found[2]
 
 
 def _policy(app: AppInternal) -> dict[str, Any]:

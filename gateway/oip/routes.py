@@ -37,6 +37,7 @@ from gateway.ttl_cache import TTLCache
 from infaas.clients.base import principal_headers, raise_for_error
 from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from infaas.http.app import request_id
+from infaas.policy.selection import Requirements
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
 from infaas.wire.tensors import Signature, TensorSpec
 
@@ -262,27 +263,27 @@ async def infer(
     )
     json_part, binary = oip_codec.split_body(body, header_length)
     req = oip_codec.parse_request(json_part, binary, orjson.loads)
-    latency_ms, min_accuracy, max_cost, variant = _requirements(req.parameters, model_less=model is None)
+    wanted, variant = _requirements(req.parameters, model_less=model is None)
     max_rows = state.settings.max_query_rows
     if model is not None:
         frame = queries.model_frame_from_arrays(
             model,
             app,
             req.inputs,
-            latency_ms=latency_ms,
-            min_accuracy=min_accuracy,
+            latency_ms=wanted.latency_ms,
+            min_accuracy=wanted.min_accuracy,
             variant=variant,
             max_rows=max_rows,
-            max_cost=max_cost,
+            max_cost=wanted.max_cost,
         )
     else:
         frame = queries.app_frame_from_arrays(
             app,
             req.inputs,
-            latency_ms=latency_ms,
-            min_accuracy=min_accuracy,
+            latency_ms=wanted.latency_ms,
+            min_accuracy=wanted.min_accuracy,
             max_rows=max_rows,
-            max_cost=max_cost,
+            max_cost=wanted.max_cost,
         )
     upstream = await state.scheduler.infer(frame, request_id=request_id(request))
     raise_for_error(upstream)
@@ -290,30 +291,19 @@ async def infer(
     return _response(m, req, answer, _output_specs(model, app, answer["model"]))
 
 
-def _requirements(
-    params: dict[str, Any], *, model_less: bool
-) -> tuple[float | None, float | None, float | None, str | None]:
+def _requirements(params: dict[str, Any], *, model_less: bool) -> tuple[Requirements, str | None]:
+    """The request parameters' requirements (checked as `/v1` checks its fields) and pinned variant."""
     unknown = set(params) - _QUERY_PARAMETERS - _IGNORED_PARAMETERS
     if unknown:
         raise InvalidInput(
             f"unknown request parameters: {sorted(unknown)}",
             allowed=sorted(_QUERY_PARAMETERS | _IGNORED_PARAMETERS | {"binary_data_output"}),
         )
-    latency, accuracy, variant = params.get("latency_ms"), params.get("min_accuracy"), params.get("variant")
-    if latency is not None and not (_is_number(latency) and latency > 0):
-        raise InvalidInput("latency_ms must be a number > 0", field="latency_ms")
-    if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 1):
-        raise InvalidInput("min_accuracy must be a number between 0 and 1", field="min_accuracy")
-    cost = params.get("max_cost")
-    if cost is not None and not (_is_number(cost) and cost >= 0):
-        raise InvalidInput("max_cost must be a number >= 0 ($ for this query)", field="max_cost")
+    checked = queries.requirements(params)
+    variant = params.get("variant")
     if variant is not None and (model_less or not isinstance(variant, str)):
         raise InvalidInput("variant pins a variant id on a named-model query only", field="variant")
-    return latency, accuracy, cost, variant
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return checked, variant
 
 
 def _output_specs(model: ModelInternal | None, app: AppInternal, answered_by: str) -> dict[str, str]:
