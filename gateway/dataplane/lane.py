@@ -3,7 +3,7 @@
 `POST /v1/apps/{app}/infer` and `POST /v1/models/{name}/infer` are the product's hot path. Through
 FastAPI each one passed about ten ASGI layers (error and exception middlewares, FastAPI's own, the
 body limit, request id, metrics, the router, the request/response wrapper), each wrapping `send` and
-some building objects — about a third of the gateway's CPU per query (docs/benchmarks.md). This layer
+some building objects — a large share of the gateway's CPU per query (docs/benchmarks.md). This layer
 does what those layers did for these two routes, once, and hands every other request to the app:
 - the body limit (413 by Content-Length, or as soon as the bytes pass it);
 - the request id (the caller's `X-Request-Id` or a new one), bound for logs and returned;
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -29,7 +28,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from gateway.dataplane.routes import app_query_frame, model_query_frame
+from gateway.dataplane.routes import QUERY_ROUTES, FrameBuilder
 from gateway.state import GatewayState
 from infaas.clients.base import raise_for_error
 from infaas.core.errors import InfaasError, PayloadTooLarge
@@ -38,16 +37,11 @@ from infaas.http.app import internal_error_body, retry_after
 from infaas.http.server import declares_more_than
 from infaas.metrics.buffer import BUFFER
 from infaas.metrics.http import metrics_for
-from infaas.wire.frames import Message
 
 log = logging.getLogger("infaas.gateway")
 
-FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[Message]]
 Route = tuple[str, FrameBuilder, str]  # (template, frame builder, app or model name)
-_ROUTES: dict[str, tuple[str, FrameBuilder]] = {
-    "apps": ("/v1/apps/{app}/infer", app_query_frame),
-    "models": ("/v1/models/{name}/infer", model_query_frame),
-}
+_ROUTES: dict[str, tuple[str, FrameBuilder]] = {r.kind: (r.template, r.build) for r in QUERY_ROUTES}
 _RAW_ROUTES = {kind.encode(): route for kind, route in _ROUTES.items()}
 
 

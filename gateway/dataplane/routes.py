@@ -1,7 +1,10 @@
-"""The query routes' handlers: the caller, the target and the body up to a frame for the scheduler, and
-the scheduler's answer back; `FAST_ROUTES` mounts them in the app ahead of its documented routes."""
+"""The query routes: one table (`QUERY_ROUTES`), and their handlers — the caller, the target and the body
+up to a frame for the scheduler, and the scheduler's answer back."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from fastapi import Request, Response
 from starlette.routing import Route
@@ -33,31 +36,43 @@ async def model_query_frame(
     return queries.model_frame(model, app, data, max_rows=state.settings.max_query_rows)
 
 
-async def query_app(request: Request) -> Response:
-    """The app query through FastAPI's stack (the served gateway takes it in its query lane first)."""
+FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[Message]]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRoute:
+    """One query route: the lane matches `/v1/{kind}/<name>/infer`, the app mounts `template`, and the
+    documented route (`gateway/v1/infer.py`) declares the same template."""
+
+    kind: str
+    template: str
+    param: str
+    build: FrameBuilder
+
+
+APP_QUERY = QueryRoute("apps", "/v1/apps/{app}/infer", "app", app_query_frame)
+MODEL_QUERY = QueryRoute("models", "/v1/models/{name}/infer", "name", model_query_frame)
+QUERY_ROUTES = (APP_QUERY, MODEL_QUERY)
+"""The one table of query routes: the lane, `FAST_ROUTES` and the OpenAPI document derive from it."""
+
+
+async def answer_query(request: Request, route: QueryRoute) -> Response:
+    """A query through FastAPI's stack (the served gateway takes it in its query lane first)."""
     state = state_of(request)
     body = await request.body()
-    auth = request.headers.get("authorization")
-    frame = await app_query_frame(state, auth, request.path_params["app"], body)
-    return await _to_scheduler(request, frame)
-
-
-async def query_model(request: Request) -> Response:
-    """The model query through FastAPI's stack, like `query_app`."""
-    state = state_of(request)
-    body = await request.body()
-    name = request.path_params["name"]
-    frame = await model_query_frame(state, request.headers.get("authorization"), name, body)
-    return await _to_scheduler(request, frame)
-
-
-FAST_ROUTES = (
-    Route("/v1/apps/{app}/infer", query_app, methods=["POST"]),
-    Route("/v1/models/{name}/infer", query_model, methods=["POST"]),
-)
-
-
-async def _to_scheduler(request: Request, frame: Message) -> Response:
-    upstream = await state_of(request).scheduler.infer(frame, request_id=request_id(request))
+    name = request.path_params[route.param]
+    frame = await route.build(state, request.headers.get("authorization"), name, body)
+    upstream = await state.scheduler.infer(frame, request_id=request_id(request))
     raise_for_error(upstream)
     return Response(upstream.content, status_code=200, media_type="application/json")
+
+
+def _endpoint(route: QueryRoute) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        return await answer_query(request, route)
+
+    return endpoint
+
+
+# Mounted ahead of the documented routes: plain Starlette routes, no dependency solving per query.
+FAST_ROUTES = tuple(Route(r.template, _endpoint(r), methods=["POST"]) for r in QUERY_ROUTES)
