@@ -1,8 +1,8 @@
 """A minimal HTTP/1.1 client for one hot hop (gateway → scheduler): a pool of persistent connections,
 pre-encoded request heads, Content-Length bodies only.
 
-httpx is the typed client everywhere else; on the query path its per-request machinery costs a few
-hundred microseconds, several times what this hop needs (`bench/baseline_latency.py` shows it).
+httpx is the typed client everywhere else; on the query path its per-request machinery costs several
+times what this hop needs (`bench/baseline_latency.py` measures it).
 """
 
 from __future__ import annotations

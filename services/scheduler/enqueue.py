@@ -1,9 +1,9 @@
 """Putting query frames on variant streams, several per Redis round trip when they come together.
 
 On these machines a Redis round trip costs far more than the command: each write wakes the Redis
-process (and the reply wakes us), ~100 µs of CPU on each side in a virtual machine. Queries that
+process (and the reply wakes us), CPU on each side (docs/benchmarks.md). Queries that
 reach the dispatcher in the same event-loop turn — common under load, when the loop has a backlog —
-therefore leave as one pipeline. A lone query waits one loop turn for company (a few µs), no timer.
+therefore leave as one pipeline. A lone query waits one loop turn for company, no timer.
 """
 
 from __future__ import annotations

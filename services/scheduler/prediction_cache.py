@@ -7,8 +7,8 @@ An entry is one immutable `bytes` wire frame of the outputs (plus the variant's 
 Two reasons: the bound counts what an entry really costs (the frame, the key and a fixed per-entry
 overhead — counting only the arrays' bytes let a "64 MiB" cache of small answers grow to gigabytes),
 and the garbage collector has nothing to scan in it (a tuple of a bytes and a str is untracked), where
-a dict of arrays per entry made every full collection walk the whole cache: with a few hundred thousand
-entries that stalled the gateway for tens of milliseconds at a time.
+a dict of arrays per entry made every full collection walk the whole cache, stalling the gateway when
+the cache was large.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from infaas.wire.frames import decode_frame, encode_frame
 
 ENTRY_OVERHEAD = 256
 """Bytes charged per entry beyond its frame and key: the ordered dict's slot, the tuple, the objects'
-headers (tracemalloc on CPython 3.11: about 205 for a one-row answer)."""
+headers (measured with tracemalloc: slightly more than a one-row answer's real overhead)."""
 
 
 class CachedAnswer(NamedTuple):
