@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
-import time
 import warnings
 from pathlib import Path
 
@@ -44,7 +42,7 @@ def validation(models: dict[str, DemoModel]) -> tuple[np.ndarray, np.ndarray]:
 
 def _session(path: Path) -> ort.InferenceSession:
     opts = ort.SessionOptions()
-    # One thread keeps latency comparisons about model cost, not thread scheduling.
+    # One thread: the tests share a small machine with other work.
     opts.intra_op_num_threads = 1
     opts.inter_op_num_threads = 1
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
@@ -132,15 +130,13 @@ def test_torchscript_matches_onnx(
         np.testing.assert_allclose(ts_out, onnx_out, atol=1e-4, rtol=0)
 
 
-def test_second_build_is_a_fast_cache_hit(models: dict[str, DemoModel], cache_dir: Path) -> None:
+def test_second_build_is_a_cache_hit(models: dict[str, DemoModel], cache_dir: Path) -> None:
+    # Nothing rewritten is what makes the hit cheap; its time is measured by bench/demo_models.py.
     files = sorted(p for p in cache_dir.iterdir() if p.name != ".demo.lock")
     before = {p: p.stat().st_mtime_ns for p in files}
-    started = time.perf_counter()
     again = build_demo_models(cache_dir)
-    elapsed = time.perf_counter() - started
     assert again == list(models.values())
     assert {p: p.stat().st_mtime_ns for p in files} == before
-    assert elapsed < 2.0, elapsed
     # No temp files left behind by the atomic writes.
     assert not [p for p in cache_dir.iterdir() if p.name.endswith(".tmp")]
 
@@ -161,25 +157,3 @@ def test_rebuilds_a_missing_file(tmp_path: Path) -> None:
     (again,) = build_demo_models(tmp_path, names=["digits-mlp-small"])
     # Deterministic training: the rebuilt graph is identical.
     assert again.onnx_path.read_bytes() == first
-
-
-def test_cnn_slower_than_small_mlp_at_batch_1(
-    models: dict[str, DemoModel], validation: tuple[np.ndarray, np.ndarray]
-) -> None:
-    x1 = validation[0][:1]
-
-    def median_latency(path: Path) -> float:
-        sess = _session(path)
-        for _ in range(20):
-            sess.run(None, {"x": x1})
-        samples = []
-        for _ in range(200):
-            t0 = time.perf_counter()
-            sess.run(None, {"x": x1})
-            samples.append(time.perf_counter() - t0)
-        return statistics.median(samples)
-
-    small = median_latency(models["digits-mlp-small"].onnx_path)
-    cnn = median_latency(models["digits-cnn"].onnx_path)
-    # The CNN does thousands of times the multiply-adds; a 2x margin leaves room for noisy machines.
-    assert cnn > 2 * small, (small, cnn)
