@@ -23,17 +23,14 @@ def test_an_answer_in_time_is_returned_and_its_timer_is_gone() -> None:
 
 
 def test_no_answer_by_the_deadline_is_a_timeout_and_a_late_one_is_ignored() -> None:
-    async def scenario() -> float:
+    async def scenario() -> bool:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
-        start = time.perf_counter()
         with pytest.raises(TimeoutError):
-            await until(future, start + 0.05)
-        waited = time.perf_counter() - start
-        assert future.done()  # whoever answers late checks `done()` first (the dispatcher's listeners)
-        return waited
+            await until(future, time.perf_counter() + 0.05)
+        return future.done()  # whoever answers late checks `done()` first (the dispatcher's listeners)
 
-    assert asyncio.run(scenario()) >= 0.05
+    assert asyncio.run(scenario())
 
 
 def test_a_deadline_already_past_times_out_at_once() -> None:
@@ -49,7 +46,8 @@ def test_cancelling_the_waiter_cancels_the_future() -> None:
     async def scenario() -> bool:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         waiter = asyncio.create_task(until(future, time.perf_counter() + 5))
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # one loop turn: the waiter starts and waits on the future
+        assert not waiter.done()
         waiter.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiter
