@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from infaas.metrics.buffer import BUFFER as GLOBAL
 from infaas.metrics.buffer import MetricBuffer, flushing
+from tests.polling import async_wait_for
 
 BUCKETS = (0.001, 0.005, 0.01, 0.1, 1.0)
 
@@ -77,7 +78,7 @@ def test_flushing_writes_periodically_and_at_the_end() -> None:
         async with flushing(every_s=0.05):
             GLOBAL.inc(counter, 2)
             seen.append(value())
-            await asyncio.sleep(0.3)
+            await async_wait_for(lambda: value() == 2.0, what="a periodic flush")
             seen.append(value())
             GLOBAL.inc(counter)
         seen.append(value())
