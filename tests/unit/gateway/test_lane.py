@@ -9,8 +9,8 @@ import httpx
 import pytest
 from fastapi import FastAPI, Request
 
-from gateway.api import app_query_frame, model_query_frame
-from gateway.lane import QueryLane, _match
+from gateway.dataplane.lane import QueryLane, _match
+from gateway.dataplane.routes import app_query_frame, model_query_frame
 
 
 def scope(method: str, path: str) -> dict[str, object]:

@@ -10,8 +10,8 @@ import orjson
 import pytest
 from tritonclient.http import InferResult
 
-from gateway.oip import HEADER_LENGTH, _response
-from gateway.oip_codec import InferRequestV2, RequestedOutput
+from gateway.oip.codec import InferRequestV2, RequestedOutput
+from gateway.oip.routes import HEADER_LENGTH, _response
 from infaas.core.errors import BadRequest
 
 

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from tritonclient.utils import deserialize_bytes_tensor, np_to_triton_dtype, serialize_byte_tensor
 
-from gateway import oip_codec as codec
+from gateway.oip import codec
 from infaas.core.errors import BadRequest, PayloadTooLarge
 
 NUMERIC = [

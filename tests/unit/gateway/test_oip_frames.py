@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gateway.queries import app_frame_from_arrays, arrays_for, model_frame_from_arrays
+from gateway.dataplane.queries import app_frame_from_arrays, arrays_for, model_frame_from_arrays
 from infaas.core.errors import InvalidInput
 from infaas.wire.frames import decode_frame
 from infaas.wire.tensors import Signature

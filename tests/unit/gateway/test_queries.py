@@ -8,7 +8,7 @@ import numpy as np
 import orjson
 import pytest
 
-from gateway.queries import app_frame, model_frame, parse_body, tensors_for
+from gateway.dataplane.queries import app_frame, model_frame, parse_body, tensors_for
 from infaas.core.errors import BadRequest, InvalidInput
 from infaas.schemas.api import AppInternal, ModelInternal
 from infaas.wire.frames import decode_frame

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from gateway.cache import TTLCache
+from gateway.ttl_cache import TTLCache
 
 
 class Clock:
