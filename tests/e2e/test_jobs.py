@@ -33,6 +33,7 @@ from infaas.processes.suite import Suite, free_port
 from infaas_cli.demo_models import DemoModel
 from infaas_cli.launcher import start_suite
 from infaas_cli.main import app
+from tests import polling
 from tests.conftest import libpq
 from tests.e2e.conftest import register
 
@@ -82,6 +83,17 @@ class JobsSuite:
         args = ["serve", name.split("-")[0]]
         env = {"INFAAS_EXECUTOR_PORT": str(self.suite.port(name))} if name.startswith("executor") else {}
         self.suite.start(name, args, env)
+
+    def live_leases(self, job_id: str) -> int:
+        """How many of the job's chunks a jobs worker holds a lease on that has not run out."""
+        with psycopg.connect(libpq(self.db_url)) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM job_chunks"
+                " WHERE job_id = %s AND state = 'leased' AND leased_until > now()",
+                (job_id,),
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
 
     def chunk_rows(self, job_id: str) -> list[tuple[int, str, int]]:
         with psycopg.connect(libpq(self.db_url)) as conn:
@@ -200,6 +212,20 @@ def jobs_suite(
         holder.redis_proc.wait(timeout=10)
         with psycopg.connect(libpq(pg_admin_url), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(autouse=True)
+def _the_suite_survives(jobs_suite: JobsSuite) -> Iterator[None]:
+    """After every test, whatever it did: no process of the shared suite died (a test that restarts one
+    starts it again). A dead one is started again for the next test, and this test fails with its log."""
+    yield
+    assert jobs_suite.suite is not None
+    dead = jobs_suite.suite.dead()
+    logs = [(n, Path(jobs_suite.suite.log_dir / f"{n}.log").read_text()[-2000:]) for n in dead]
+    for name in dead:
+        jobs_suite.restart(name)
+    assert dead == [], logs
+    assert os.path.isdir(jobs_suite.settings.resolved_artifact_dir)
 
 
 class _Running:
@@ -372,7 +398,12 @@ def test_cancel_stops_a_job_and_never_presents_its_partial_output(
         cancelled = client.delete(f"/v1/jobs/{job['id']}")
         assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
         assert client.delete(f"/v1/jobs/{job['id']}").status_code == 409
-        time.sleep(1.5)  # chunks that were running finish, but are not recorded
+        # Chunks that were running finish (their leases run out by then at the latest), unrecorded.
+        polling.wait_for(
+            lambda: jobs_suite.live_leases(job["id"]) == 0,
+            what="the chunks leased at the cancel",
+            timeout_s=30,
+        )
         after = client.get(f"/v1/jobs/{job['id']}").json()
         assert after["state"] == "cancelled" and after["rows_done"] < after["rows_total"]
         result = client.get(f"/v1/jobs/{job['id']}/result")
@@ -469,11 +500,3 @@ def test_redis_restarted_mid_job_losing_its_chunk_messages_loses_and_duplicates_
         jobs_suite.restart_redis(lose_job_messages=True)
 
     check_exact_result(jobs_suite, _crash_mid_job(jobs_suite, x, crash), x)
-
-
-def test_the_suite_survived(jobs_suite: JobsSuite) -> None:
-    assert jobs_suite.suite is not None
-    assert jobs_suite.suite.dead() == [], [
-        (n, Path(jobs_suite.suite.log_dir / f"{n}.log").read_text()[-2000:]) for n in jobs_suite.suite.dead()
-    ]
-    assert os.path.isdir(jobs_suite.settings.resolved_artifact_dir)
