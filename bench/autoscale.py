@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from infaas import workloads  # noqa: E402
 from infaas.policy.selection import WorkerView  # noqa: E402
 from infaas.schemas.variants import BatchLatency, VariantProfile  # noqa: E402
-from services.planner.scaling import ScalingConfig  # noqa: E402
+from services.planner.policies.snapshot import ScalingConfig  # noqa: E402
 from services.planner.simulator import SimConfig, SimModel, SimResult, simulate  # noqa: E402
 
 IMG = Path(__file__).resolve().parents[1] / "docs" / "img"

@@ -38,7 +38,7 @@ from infaas.data import store
 from infaas.processes.suite import free_port
 from infaas_cli.demo_models import build_demo_models
 from infaas_cli.launcher import start_suite
-from services.planner.scaling import cost_per_s
+from services.planner.policies.snapshot import cost_per_s
 
 ROOT = Path(__file__).resolve().parents[1]
 SLO_MS = 20.0

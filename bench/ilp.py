@@ -7,8 +7,8 @@ $0.526/GPU-hour, load 1–11 s), memory 50 MiB–2 GiB, p99 of a full batch 2–
 one variant, and its load is 0.1×–3× what those carry (so some models must scale up, some could scale
 down). CPU workers: 2·A of 16 GiB; CUDA workers: A/2 of 16 GiB.
 
-- ILP: `services.planner.ilp.solve` (HiGHS via scipy, mip_rel_gap 0: the proven optimum).
-- Greedy: `services.planner.autoscaler.plan` run to a fixed point (its decisions applied to the
+- ILP: `services.planner.policies.ilp.solve` (HiGHS via scipy, mip_rel_gap 0: the proven optimum).
+- Greedy: `services.planner.policies.greedy.plan` run to a fixed point (its decisions applied to the
   snapshot, T_v waited out), since it changes one thing per model per tick.
 Both are scored by the same total: Σ C·N after + λ·Σ C·T_load per loaded instance ($/s); the gap is
 greedy / ILP − 1 over the instances where both met every model's load.
@@ -30,8 +30,15 @@ from dataclasses import replace
 
 from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import BatchLatency, VariantProfile
-from services.planner import autoscaler, ilp
-from services.planner.scaling import ClusterSnapshot, ModelDemand, ScalingConfig, cost_per_s, eligible
+from services.planner.policies import greedy as autoscaler
+from services.planner.policies import ilp
+from services.planner.policies.snapshot import (
+    ClusterSnapshot,
+    ModelDemand,
+    ScalingConfig,
+    cost_per_s,
+    eligible,
+)
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -154,7 +154,7 @@ class Settings(BaseSettings):
 
     interference_migrate_s: float = 10.0
     """An instance `interfered` this long is re-placed on a less utilized worker of its kind (INFaaS
-    §4.1; services/planner/interference.py); 0 turns that off."""
+    §4.1; services/planner/policies/interference.py); 0 turns that off."""
 
     job_pause_utilization: float = 0.4
     """Offline jobs pause on a worker whose online utilization exceeds this (INFaaS: 40 %)."""

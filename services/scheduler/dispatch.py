@@ -78,7 +78,8 @@ class Dispatcher:
     async def _housekeeping(self, every_s: float = 0.25) -> None:
         """What need not happen per query, every `every_s`: the queue gauges, and adding the rows sent
         since the last turn (pushed or through a stream) to each variant's store counter, the planner's
-        measure of offered load (services/planner/observe.py) — one round trip per turn, not per query."""
+        measure of offered load (services/planner/loops/observe.py) — one round trip per turn, not per
+        query."""
         shown: set[str] = set()
         while True:
             await asyncio.sleep(every_s)

@@ -1,6 +1,7 @@
 """A discrete-time, event-driven simulation of the serving system that reuses the real policies.
 
-Time advances in planner ticks (1 s). Events inside a tick are handled in bulk with NumPy:
+Time advances in planner ticks (1 s). Events inside a tick are handled in bulk with NumPy; the serving
+half (selection, queues, latency) is `serving.py`:
 - **Selection** per model and tick with the real `infaas.policy.selection.get_variant` over a `CandidateIndex`
   and a `Snapshot` of the simulated instances (cheapest active variant meeting the SLO; a variant whose
   queue holds `queue_limit_s` of its saturation throughput is skipped like the scheduler does, the next
@@ -11,7 +12,7 @@ Time advances in planner ticks (1 s). Events inside a tick are handled in bulk w
   server, plus the compute time of the batch it rides in (queries ahead of it on its instance, capped at
   the max batch; p50 from the profile with log-normal noise whose p99 is the profiled p99), plus a fixed
   serving overhead (the path through gateway, scheduler and Redis).
-- **Planner**: every tick the real model autoscaler (`autoscaler.plan` or `ilp.plan`) sees a
+- **Planner**: every tick the real model autoscaler (`greedy.plan` or `ilp.plan`) sees a
   `ClusterSnapshot` with the load measured over the last `meter_window_s`; a load becomes an active
   instance after the variant's profiled load time; instances it replaces are drained once the new ones
   are active. `request_worker` adds a worker after `worker_start_s` (a VM or pod start).
@@ -29,20 +30,26 @@ from typing import Literal
 
 import numpy as np
 
-from infaas.core.errors import InfaasError
 from infaas.policy.selection import (
     CandidateIndex,
     InstanceView,
     Requirements,
     Snapshot,
     WorkerView,
-    get_variant,
 )
 from infaas.schemas.variants import VariantProfile
-from services.planner import autoscaler, ilp
-from services.planner.scaling import ClusterSnapshot, Decision, ModelDemand, Plan, ScalingConfig, cost_per_s
-from services.planner.workers import WorkerConfig, WorkerDecision, WorkerSnapshot
-from services.planner.workers import plan as plan_workers
+from services.planner.policies import greedy, ilp
+from services.planner.policies.snapshot import (
+    ClusterSnapshot,
+    Decision,
+    ModelDemand,
+    Plan,
+    ScalingConfig,
+    cost_per_s,
+)
+from services.planner.policies.worker_pool import WorkerConfig, WorkerDecision, WorkerSnapshot
+from services.planner.policies.worker_pool import plan as plan_workers
+from services.planner.simulator.serving import Instance, VariantQueue, serve_tick, worker_utilization
 
 Policy = Literal["greedy", "ilp", "static", "horizontal"]
 
@@ -75,7 +82,7 @@ class SimConfig:
     """What a requested worker looks like (None: no workers are added)."""
     max_workers: int = 1000
     workers: WorkerConfig | None = None
-    """The worker autoscaler (`services.planner.workers.plan`) every `worker_tick_s`: adds workers on
+    """The worker autoscaler (`policies.worker_pool.plan`) every `worker_tick_s`: adds workers on
     utilization/interference/overload/requests and removes idle ones. None: a `request_worker` starts
     one directly (while none of that kind is starting)."""
     worker_tick_s: float = 2.0
@@ -110,26 +117,6 @@ class SimResult:
         return float(bad.mean()) if bad.size else 0.0
 
 
-@dataclass
-class _Instance:
-    variant: VariantProfile
-    worker: str
-    ready_at: float
-
-
-@dataclass
-class _Queue:
-    free_at: float = 0.0  # when the FIFO server finishes what it holds (fluid)
-
-
-def _departures(a: np.ndarray, mu: float, start: float) -> np.ndarray:
-    """FIFO departures at service rate mu (1/s) for sorted arrivals, server free from `start`."""
-    idx = np.arange(a.size, dtype=np.float64)
-    head = np.maximum.accumulate(np.maximum(a, start) - idx / mu)
-    head = np.maximum(head, start)
-    return head + (idx + 1) / mu
-
-
 def simulate(
     models: Sequence[SimModel],
     workers: Sequence[WorkerView],
@@ -141,8 +128,8 @@ def simulate(
     rng = np.random.default_rng(config.seed)
     by_id = {v.id: v for m in models for v in m.variants}
     workers_now: dict[str, WorkerView] = {w.id: w for w in workers}
-    instances: list[_Instance] = [_Instance(by_id[v], w, 0.0) for v, w in initial]
-    queues: dict[str, _Queue] = {}
+    instances: list[Instance] = [Instance(by_id[v], w, 0.0) for v, w in initial]
+    queues: dict[str, VariantQueue] = {}
     # The baselines serve fixed variants (their queries name them): selection sees only those.
     fixed = {v for v, _ in initial}
     indexes = {
@@ -155,7 +142,7 @@ def simulate(
     }
     policy = _policy(config)
     pending: Mapping[str, float] = {}
-    scheduled_unloads: list[tuple[list[_Instance], list[tuple[str, str]]]] = []
+    scheduled_unloads: list[tuple[list[Instance], list[tuple[str, str]]]] = []
     new_workers: list[tuple[float, WorkerView]] = []
     decisions: list[tuple[float, Decision]] = []
     worker_decisions: list[tuple[float, WorkerDecision]] = []
@@ -193,8 +180,20 @@ def simulate(
                 continue
             arr = model.arrivals[lo:hi]
             offered[k] += arr.size
-            lat = _serve_tick(
-                model, arr, t, t_end, snapshot, indexes[model.name], instances, queues, config, rng, served_by
+            lat = serve_tick(
+                arr,
+                t,
+                t_end,
+                requirements=Requirements(latency_ms=model.slo_ms, min_accuracy=model.min_accuracy),
+                snapshot=snapshot,
+                index=indexes[model.name],
+                instances=instances,
+                queues=queues,
+                served_by=served_by,
+                queue_limit_s=config.queue_limit_s,
+                overhead_ms=config.overhead_ms,
+                overhead_samples_ms=config.overhead_samples_ms,
+                rng=rng,
             )
             latency[m_i][lo:hi] = lat
             ok = ~np.isnan(lat)
@@ -217,12 +216,12 @@ def simulate(
                 if config.workers is None and not any(w.hardware == d.hardware for _, w in new_workers):
                     _start_worker(d.hardware or "cpu", t_end, workers_now, new_workers, config)
                 continue
-            added = [_Instance(by_id[v], w, t_end + by_id[v].load_ms / 1000) for v, w in d.loads]
+            added = [Instance(by_id[v], w, t_end + by_id[v].load_ms / 1000) for v, w in d.loads]
             instances.extend(added)
             if d.unloads:
                 scheduled_unloads.append((added, list(d.unloads)))
         if config.workers is not None and k % max(1, round(config.worker_tick_s / config.tick_s)) == 0:
-            utilization = _utilization(instances, workers_now, served_by, t_end, config.tick_s)
+            utilization = worker_utilization(instances, workers_now, served_by, t_end, config.tick_s)
             views = tuple(replace(w, utilization=utilization.get(w.id, 0.0)) for w in workers_now.values())
             starting: dict[str, int] = {}
             for _, w in new_workers:
@@ -276,64 +275,6 @@ def simulate(
     )
 
 
-def _serve_tick(
-    model: SimModel,
-    arr: np.ndarray,
-    t: float,
-    t_end: float,
-    snapshot: Snapshot,
-    index: CandidateIndex,
-    instances: list[_Instance],
-    queues: dict[str, _Queue],
-    config: SimConfig,
-    rng: np.random.Generator,
-    served_by: dict[str, int],
-) -> np.ndarray:
-    """Latencies (ms, NaN = shed) of this tick's arrivals of one model."""
-    out = np.full(arr.size, np.nan)
-    remaining = np.arange(arr.size)
-    saturated: set[str] = set()
-    req = Requirements(latency_ms=model.slo_ms, min_accuracy=model.min_accuracy)
-    while remaining.size:
-        try:
-            decision = get_variant(req, 1, index, snapshot, saturated=frozenset(saturated))
-        except InfaasError:
-            return out  # overloaded / unmet / no worker: the rest is shed
-        v = decision.variant
-        hosts = [i for i in instances if i.variant.id == v.id]
-        if decision.action == "load" and not hosts and decision.worker is not None:
-            hosts = [_Instance(v, decision.worker.id, t + v.load_ms / 1000)]  # a cold start by the scheduler
-            instances.extend(hosts)
-        n = max(1, sum(1 for i in hosts if i.ready_at <= t_end))
-        mu = n * v.saturation_qps
-        q = queues.setdefault(v.id, _Queue())
-        start = max(q.free_at, min(i.ready_at for i in hosts), t)
-        # Room: what the instances finish this tick plus the scheduler's queue limit (a loading
-        # instance's queue fills up to that limit while it loads, as in the real scheduler).
-        room = int(max(0.0, t_end - start) * mu + config.queue_limit_s * v.saturation_qps)
-        take, remaining = remaining[:room], remaining[room:]
-        if take.size == 0:
-            saturated.add(v.id)
-            continue
-        a = arr[take]
-        served_by[v.id] = served_by.get(v.id, 0) + int(take.size)
-        d = _departures(a, mu, start)
-        q.free_at = float(d[-1])
-        wait = np.maximum(0.0, d - a - 1.0 / mu)
-        batch = np.minimum(v.max_batch, 1 + np.floor(wait * v.saturation_qps)).astype(int)
-        p50 = np.array([v.latency_ms(int(b), tail=False) for b in range(1, v.max_batch + 1)])
-        p99 = np.array([v.latency_ms(int(b)) for b in range(1, v.max_batch + 1)])
-        sigma = np.log(np.maximum(p99, p50 * 1.0001) / p50) / 2.326
-        compute = p50[batch - 1] * np.exp(sigma[batch - 1] * rng.standard_normal(a.size))
-        if config.overhead_samples_ms:
-            overhead = rng.choice(np.asarray(config.overhead_samples_ms), size=a.size)
-        else:
-            overhead = np.full(a.size, config.overhead_ms)
-        out[take] = wait * 1000 + compute + overhead
-        saturated.add(v.id)
-    return out
-
-
 def _start_worker(
     hardware: str,
     now: float,
@@ -348,30 +289,9 @@ def _start_worker(
     new_workers.append((now + config.worker_start_s, replace(template, id=wid, hardware=hardware)))
 
 
-def _utilization(
-    instances: Sequence[_Instance],
-    workers: Mapping[str, WorkerView],
-    served_by: Mapping[str, int],
-    now: float,
-    tick_s: float,
-) -> dict[str, float]:
-    """CPU utilization per worker over the last tick: each instance is busy for its share of its
-    variant's served rate over the saturation rate, times its threads, over the worker's cores."""
-    active = [i for i in instances if i.ready_at <= now]
-    per_variant: dict[str, int] = {}
-    for i in active:
-        per_variant[i.variant.id] = per_variant.get(i.variant.id, 0) + 1
-    busy: dict[str, float] = {}
-    for i in active:
-        rate = served_by.get(i.variant.id, 0) / tick_s / per_variant[i.variant.id]
-        share = min(1.0, rate / i.variant.saturation_qps) if i.variant.saturation_qps > 0 else 0.0
-        busy[i.worker] = busy.get(i.worker, 0.0) + share * i.variant.threads
-    return {w: min(1.0, b / max(1, workers[w].cores)) for w, b in busy.items() if w in workers}
-
-
 def _cluster(
     models: Sequence[SimModel],
-    instances: list[_Instance],
+    instances: list[Instance],
     workers: Mapping[str, WorkerView],
     t_end: float,
     config: SimConfig,
@@ -399,5 +319,5 @@ def _policy(
     if config.policy == "ilp":
         return ilp.plan
     if config.policy == "greedy":
-        return autoscaler.plan
-    return autoscaler.plan_horizontal
+        return greedy.plan
+    return greedy.plan_horizontal

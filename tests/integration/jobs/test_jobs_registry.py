@@ -26,8 +26,8 @@ from infaas.jobs.client import AsyncJobsClient
 from infaas.jobs.protocol import THROTTLE_KEY, ThrottleState, npz_bytes
 from infaas.jobs.schemas import ChunkDone, ChunkRelease, JobsTick, JobsTickResult
 from infaas.policy.selection import WorkerView
-from services.planner.jobs_loop import JobsLoop
-from services.planner.observe import JOBS_LEADER_KEY, LeaderLock
+from services.planner.loops.jobs import JobsLoop
+from services.planner.loops.leader import JOBS_LEADER_KEY, LeaderLock
 from services.registry import jobs
 from tests.integration.registry.conftest import app_headers
 

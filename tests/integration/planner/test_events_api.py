@@ -13,7 +13,7 @@ from infaas.core.config import Settings
 from infaas.data.db import EventRow, make_engine, utcnow
 from infaas.schemas.events import EventPage
 from services.planner.app import create_app
-from services.planner.events import EventLog
+from services.planner.event_log import EventLog
 
 
 def test_events_are_listed_newest_first_filtered_and_paged(settings: Settings) -> None:

@@ -19,11 +19,12 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import store
 from infaas.data.db import EventRow, make_engine
 from infaas.schemas.variants import VariantProfile
-from services.planner.events import EventLog
-from services.planner.interference import InterferenceConfig
-from services.planner.loops import ModelAutoscaler, WorkerRequests
-from services.planner.observe import LeaderLock, LoadMeter, SloCache
-from services.planner.scaling import ScalingConfig
+from services.planner.event_log import EventLog
+from services.planner.loops.leader import LeaderLock
+from services.planner.loops.model_autoscaler import ModelAutoscaler, WorkerRequests
+from services.planner.loops.observe import LoadMeter, SloCache
+from services.planner.policies.interference import InterferenceConfig
+from services.planner.policies.snapshot import ScalingConfig
 from tests.integration.planner.conftest import Cluster, QuerySource
 
 # Profiled as carrying 30 qps: 40 qps offered needs 42 with the 1.05 headroom → one more instance.

@@ -7,7 +7,8 @@ import asyncio
 import redis.asyncio as aioredis
 
 from infaas.data import store
-from services.planner.observe import LEADER_KEY, LeaderLock, LoadMeter
+from services.planner.loops.leader import LEADER_KEY, LeaderLock
+from services.planner.loops.observe import LoadMeter
 
 
 async def test_exactly_one_planner_holds_the_lease_and_another_takes_over_when_it_lapses(

@@ -25,7 +25,7 @@ from infaas.data.artifacts import LocalArtifactStore
 from infaas.wire.connection import split_addr
 from infaas.wire.frames import encode_frame, peek_header
 from infaas_cli.demo_models import DemoModel
-from services.planner.observe import LoadMeter
+from services.planner.loops.observe import LoadMeter
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
 from tests.integration.planner.conftest import Cluster

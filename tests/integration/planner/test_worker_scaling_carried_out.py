@@ -15,12 +15,12 @@ from sqlalchemy import delete
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from infaas.data.db import EventRow, make_engine
-from services.planner.events import EventLog
-from services.planner.loops import WorkerRequests
-from services.planner.observe import LeaderLock
+from services.planner.event_log import EventLog
+from services.planner.loops.leader import LeaderLock
+from services.planner.loops.model_autoscaler import WorkerRequests
+from services.planner.loops.worker_autoscaler import WorkerAutoscaler
+from services.planner.policies.worker_pool import WorkerConfig
 from services.planner.providers.local import LocalProcessProvider
-from services.planner.worker_loop import WorkerAutoscaler
-from services.planner.workers import WorkerConfig
 from tests.integration.planner.conftest import Cluster, QuerySource
 
 

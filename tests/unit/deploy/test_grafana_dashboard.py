@@ -15,7 +15,7 @@ DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "infaas
 METRIC_MODULES = (
     "services.executor.metrics",
     "services.scheduler.metrics",
-    "services.planner.app",
+    "services.planner.metrics",
     "services.profiler.worker",
 )
 METRIC = re.compile(r"\b(infaas_[a-z0-9_]+)")

@@ -4,7 +4,7 @@ Costs are chosen so the hand-computed ILP costs below are round: C = cost_per_qu
 from __future__ import annotations
 
 from infaas.policy.selection import InstanceView, WorkerView
-from services.planner.scaling import ClusterSnapshot, ModelDemand
+from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand
 from tests.factories import variant_profile
 
 GIB = 1 << 30

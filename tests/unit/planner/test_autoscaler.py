@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.planner.autoscaler import plan
-from services.planner.scaling import ScalingConfig
+from services.planner.policies.greedy import plan
+from services.planner.policies.snapshot import ScalingConfig
 from tests.unit.planner.autoscale_fixtures import CPU3, snapshot, worker
 
 CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0)
@@ -121,7 +121,7 @@ def test_two_decisions_in_one_tick_do_not_count_on_the_same_memory() -> None:
     from dataclasses import replace
 
     from infaas.policy.selection import InstanceView
-    from services.planner.scaling import ModelDemand
+    from services.planner.policies.snapshot import ModelDemand
     from tests.unit.planner.autoscale_fixtures import A
 
     a2 = replace(A, id="n.a", model="n")
@@ -142,7 +142,7 @@ def test_two_decisions_in_one_tick_do_not_count_on_the_same_memory() -> None:
 
 def test_the_horizontal_baseline_only_replicates_the_running_variant() -> None:
     # load 300 on a ×1: greedy would upgrade to b (1.4e-4 < 3.3e-4); SM+ may only add a ×3 (3.3e-4)
-    from services.planner.autoscaler import plan_horizontal
+    from services.planner.policies.greedy import plan_horizontal
 
     workers = (*CPU3, worker("w4", 0.3))
     (d,) = plan_horizontal(snapshot(300, [("m.a", "w1")], workers), {}, CONFIG).decisions

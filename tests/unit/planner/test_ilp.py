@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from services.planner import autoscaler, ilp
-from services.planner.scaling import ClusterSnapshot, ModelDemand, ScalingConfig
+from services.planner.policies import greedy as autoscaler
+from services.planner.policies import ilp
+from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand, ScalingConfig
 from tests.unit.planner.autoscale_fixtures import VARIANTS, snapshot, worker
 
 CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0)

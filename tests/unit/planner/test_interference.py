@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from infaas.policy.selection import InstanceView
-from services.planner.interference import InterferenceConfig, migrations
-from services.planner.scaling import ClusterSnapshot
+from services.planner.policies.interference import InterferenceConfig, migrations
+from services.planner.policies.snapshot import ClusterSnapshot
 from tests.unit.planner.autoscale_fixtures import A, snapshot, worker
 
 CONFIG = InterferenceConfig(migrate_after_s=10.0, lam=1.0)

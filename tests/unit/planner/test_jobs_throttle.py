@@ -3,7 +3,7 @@ its profile; resume only below the lower threshold; say why."""
 
 from __future__ import annotations
 
-from services.planner.throttle import ThrottleThresholds, WorkerLoad, decide
+from services.planner.policies.throttle import ThrottleThresholds, WorkerLoad, decide
 
 T = ThrottleThresholds(pause_utilization=0.4, resume_utilization=0.3)
 

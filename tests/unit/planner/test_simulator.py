@@ -102,7 +102,7 @@ def test_an_hour_at_1000_qps_and_a_1000_worker_cluster_run() -> None:
 
 
 def test_the_worker_autoscaler_adds_workers_under_load_and_removes_idle_ones() -> None:
-    from services.planner.workers import WorkerConfig
+    from services.planner.policies.worker_pool import WorkerConfig
 
     v = variant_profile(
         id="m.a",

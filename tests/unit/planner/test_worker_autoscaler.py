@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from infaas.policy.selection import InstanceView, WorkerView
-from services.planner.workers import WorkerConfig, WorkerSnapshot, plan
+from services.planner.policies.worker_pool import WorkerConfig, WorkerSnapshot, plan
 
 CONFIG = WorkerConfig(utilization=0.8, overloaded_share=0.8, idle_s=60, min_workers=1, max_workers=4)
 GIB = 1 << 30

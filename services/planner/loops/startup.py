@@ -1,10 +1,11 @@
-"""Wiring of the planner's autoscaling: which loops run, with which policy and worker provider, from the
-settings. `start_autoscaling` is called from the planner's lifespan; `router` serves `/internal/events`."""
+"""Which of the planner's loops run, with which policy and worker provider, from the settings:
+`start_loops` is called from the planner's lifespan and returns what stops them all."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -16,16 +17,16 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.data.db import make_engine
-from services.planner.events import EventLog
-from services.planner.interference import InterferenceConfig
-from services.planner.loops import ModelAutoscaler, WorkerRequests, router, run_every
-from services.planner.observe import LeaderLock, LoadMeter, SloCache
+from services.planner.event_log import EventLog
+from services.planner.loops.jobs import start_jobs_loop
+from services.planner.loops.leader import LeaderLock
+from services.planner.loops.model_autoscaler import ModelAutoscaler, WorkerRequests
+from services.planner.loops.observe import LoadMeter, SloCache
+from services.planner.loops.worker_autoscaler import WorkerAutoscaler
+from services.planner.policies.interference import InterferenceConfig
+from services.planner.policies.snapshot import ScalingConfig
+from services.planner.policies.worker_pool import WorkerConfig
 from services.planner.providers.base import WorkerProvider
-from services.planner.scaling import ScalingConfig
-from services.planner.worker_loop import WorkerAutoscaler
-from services.planner.workers import WorkerConfig
-
-__all__ = ["router", "start_autoscaling", "make_provider"]
 
 log = logging.getLogger("infaas.planner")
 
@@ -128,3 +129,29 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         engine.dispose()
 
     return stop
+
+
+async def start_loops(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
+    """Start the autoscalers, then the offline-jobs loop; the returned coroutine function stops them in
+    the reverse order."""
+    stop_autoscaling = await start_autoscaling(app, settings)
+    stop_jobs = await start_jobs_loop(app, settings)
+
+    async def stop() -> None:
+        await stop_jobs()
+        await stop_autoscaling()
+
+    return stop
+
+
+async def run_every(interval_s: float, step: Callable[[], Awaitable[object]], name: str) -> None:
+    """Call `step` every `interval_s` forever; a failing step is logged and the loop goes on."""
+    while True:
+        started = time.monotonic()
+        try:
+            await step()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s tick failed", name)
+        await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))

@@ -1,4 +1,5 @@
-"""The worker autoscaler loop (every ~2 s): observe, decide with `workers.plan`, carry out through a
+"""The worker autoscaler loop (every `worker_autoscale_interval_s`): observe, decide with
+`policies.worker_pool.plan`, carry out through a
 `WorkerProvider`, record events with reasons.
 
 Removing a worker never drops a query: it is first marked draining in Redis (the model autoscaler
@@ -19,11 +20,12 @@ import redis.asyncio as aioredis
 
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
-from services.planner.events import EventLog
-from services.planner.loops import WorkerRequests
-from services.planner.observe import DRAINING_KEY, LeaderLock
+from services.planner.event_log import EventLog
+from services.planner.loops.leader import LeaderLock
+from services.planner.loops.model_autoscaler import WorkerRequests
+from services.planner.loops.observe import DRAINING_KEY
+from services.planner.policies.worker_pool import WorkerConfig, WorkerDecision, WorkerSnapshot, plan
 from services.planner.providers.base import WorkerProvider
-from services.planner.workers import WorkerConfig, WorkerDecision, WorkerSnapshot, plan
 
 log = logging.getLogger("infaas.planner")
 

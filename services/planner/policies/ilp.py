@@ -30,7 +30,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
 from infaas.schemas.variants import VariantProfile
-from services.planner.scaling import (
+from services.planner.policies.snapshot import (
     CAPACITY_STATES,
     Action,
     ClusterSnapshot,

@@ -1,7 +1,8 @@
-"""The planner's control loops: the model autoscaler every ~1 s and the worker autoscaler every ~2 s.
+"""The model autoscaler loop (every `autoscale_interval_s`), and the worker requests it hands the worker
+autoscaler (`worker_autoscaler.py`).
 
-Each tick: hold the leader lease (else do nothing), observe (services/planner/observe.py), decide with a
-pure policy — the scaling policy, then interference mitigation (services/planner/interference.py) for
+Each tick: hold the leader lease (else do nothing), observe (`observe.py`), decide with a
+pure policy — the scaling policy, then interference mitigation (`policies/interference.py`) for
 the models it left alone — record the decision with its reason, carry it out, record the outcome. A
 model with a decision still being carried out is left alone until it finishes, so two ticks never race.
 Carrying out: loads first (`POST /v1/instances` on the chosen workers, concurrently), then drains
@@ -14,28 +15,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import redis.asyncio as aioredis
-from fastapi import APIRouter, Query, Request
 
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
-from infaas.schemas.events import EventPage
-from services.planner import autoscaler, ilp, interference
-from services.planner.events import EventLog
-from services.planner.observe import LeaderLock, LoadMeter, SloCache, observe
-from services.planner.scaling import ClusterSnapshot, Decision, Plan, ScalingConfig
+from services.planner.event_log import EventLog
+from services.planner.loops.leader import LeaderLock
+from services.planner.loops.observe import LoadMeter, SloCache, observe
+from services.planner.policies import greedy, ilp, interference
+from services.planner.policies.snapshot import ClusterSnapshot, Decision, Plan, ScalingConfig
 
 log = logging.getLogger("infaas.planner")
 
 Policy = Callable[[ClusterSnapshot, Mapping[str, float], ScalingConfig], Plan]
 POLICIES: dict[str, Policy] = {
-    "greedy": autoscaler.plan,
+    "greedy": greedy.plan,
     "ilp": ilp.plan,
-    "horizontal": autoscaler.plan_horizontal,
+    "horizontal": greedy.plan_horizontal,
 }
 
 
@@ -195,34 +195,3 @@ class ModelAutoscaler:
         except Exception as exc:  # the database briefly away must not stop scaling
             log.warning("recording an event failed: %s (%s)", exc, reason)
         log.info("%s %s %s: %s", decision.action, decision.model, outcome, reason)
-
-
-async def run_every(interval_s: float, step: Callable[[], Awaitable[object]], name: str) -> None:
-    """Call `step` every `interval_s` forever; a failing step is logged and the loop goes on."""
-    while True:
-        started = time.monotonic()
-        try:
-            await step()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("%s tick failed", name)
-        await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
-
-
-router = APIRouter()
-
-
-@router.get("/internal/events", response_model=EventPage, include_in_schema=False)
-async def list_events(
-    request: Request,
-    limit: int = Query(100, ge=1, le=1000),
-    before: int | None = Query(None, ge=1),
-    model: str | None = None,
-    kind: str | None = None,
-    action: str | None = None,
-) -> EventPage:
-    events: EventLog = request.app.state.events
-    return EventPage(
-        events=await events.list(limit=limit, before=before, model=model, kind=kind, action=action)
-    )

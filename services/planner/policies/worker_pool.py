@@ -1,11 +1,11 @@
-"""The worker autoscaler (INFaaS §4.2.3, the VM-Autoscaler) as a pure function, every ~2 s.
+"""The worker autoscaler (INFaaS §4.2.3, the VM-Autoscaler) as a pure function.
 
 Per hardware kind, over its live workers that are not being drained, add a worker when
 1. the utilization of a resource (CPU, memory) exceeds 80 % across all of them (the mean),
 2. every instance on that kind is `interfered`,
 3. more than 80 % of them host an `overloaded` instance, or
 4. the model autoscaler asked for one (a scale-up that found no room);
-at most one start per kind at a time (a start takes tens of seconds; asking again before it lands would
+at most one start per kind at a time (a start takes many ticks; asking again before it lands would
 overshoot), and never above `max_workers`. A worker that has hosted no instance for `idle_s` is drained
 and removed, one per tick, never below `min_workers` of its kind and never while its kind needs more.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from infaas.policy.selection import InstanceView, WorkerView
-from services.planner.scaling import CAPACITY_STATES
+from services.planner.policies.snapshot import CAPACITY_STATES
 
 
 @dataclass(frozen=True, slots=True)

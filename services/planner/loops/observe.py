@@ -1,66 +1,24 @@
-"""What the planner's loops observe: who leads, the offered load per variant, and the snapshot the
-policies plan over. The only part of the planner that reads Redis and the registry."""
+"""What the model autoscaler observes: the offered load per variant, each app's SLO, and the snapshot the
+policies plan over, read from Redis and the registry (who leads is `leader.py`)."""
 
 from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import redis.asyncio as aioredis
 
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import store
 from infaas.schemas.variants import VariantProfile
-from services.planner.scaling import ClusterSnapshot, ModelDemand
+from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand
 
 log = logging.getLogger("infaas.planner")
 
-LEADER_KEY = store.P + "planner:leader"
-JOBS_LEADER_KEY = store.P + "planner:jobs-leader"
-"""The offline-jobs loop's own lease: one planner leases chunks, whichever leads the autoscalers."""
 DRAINING_KEY = store.P + "planner:draining"
 """set: workers the planner is draining (they take no new instance while they finish)."""
-
-# Renew only our own lease: compare-and-extend in one step.
-_RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-
-
-class LeaderLock:
-    """Exactly one planner acts at a time: a Redis key with a lease, renewed every tick by its holder.
-    A planner that dies stops renewing and another takes over once the lease lapses."""
-
-    def __init__(
-        self,
-        redis: aioredis.Redis,
-        *,
-        lease_s: float = 5.0,
-        owner: str | None = None,
-        key: str = LEADER_KEY,
-    ) -> None:
-        self.redis = redis
-        self.lease_ms = int(lease_s * 1000)
-        self.owner = owner or uuid.uuid4().hex
-        self.key = key
-
-    async def hold(self) -> bool:
-        """True when this process holds the lease after the call (taking or renewing it)."""
-        if await self.redis.set(self.key, self.owner, nx=True, px=self.lease_ms):
-            return True
-        renewed: Any = await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms)
-        return bool(renewed)
-
-    async def release(self) -> None:
-        if await self.redis.get(self.key) == self.owner.encode():
-            await self.redis.delete(self.key)
 
 
 class LoadMeter:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
-from services.planner.scaling import (
+from services.planner.policies.snapshot import (
     CAPACITY_STATES,
     ClusterSnapshot,
     Decision,

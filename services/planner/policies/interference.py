@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from services.planner.scaling import ClusterSnapshot, Decision, Placement, cost_per_s
+from services.planner.policies.snapshot import ClusterSnapshot, Decision, Placement, cost_per_s
 
 Key = tuple[str, str]
 """(variant id, worker id): one instance."""

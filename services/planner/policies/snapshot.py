@@ -1,5 +1,6 @@
 """What the model autoscalers (greedy and ILP) reason over and what they answer: frozen snapshots in,
-decisions with reasons out. Shared by the planner loop, the simulator and the benchmarks.
+decisions with reasons out, and the cost and placement helpers both use. Shared by the planner loop,
+the simulator and the benchmarks.
 
 Vocabulary of INFaaS §4.2.1: for variant j of architecture (our *model*) i, Q = saturation QPS,
 N = running instances, δ = instances to add (> 0) or remove (< 0), C = hardware cost ($/s per instance),
@@ -29,8 +30,8 @@ class ScalingConfig:
     lam: float = 1.0
     """λ in 1/s: how much a second of loading weighs against a second of hardware cost."""
     min_scale_down_s: float = 5.0
-    """Floor under T_v. INFaaS waits T_v = the variant's load latency (0.6–11 s there); our CPU variants
-    load in tens of ms, shorter than one 1 s tick, so without a floor Poisson noise would make them flap."""
+    """Floor under T_v. INFaaS waits T_v = the variant's load latency; our CPU variants load within one
+    tick, so without a floor Poisson noise would make them flap."""
     min_instances: int = 1
     """Instances a model with running variants keeps even at zero load (the next query is not a cold
     start); 0 lets idle models go entirely."""

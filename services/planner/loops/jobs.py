@@ -1,4 +1,4 @@
-"""The planner's offline-job loop: every `job_tick_s` decide the throttle (`throttle.decide`), publish
+"""The planner's offline-job loop: every `job_tick_s` decide the throttle (`policies/throttle.py`), publish
 it in Redis for the jobs workers, apply it to the jobs in Postgres (through the registry), and — when
 not paused — lease chunks up to `job_max_in_flight` and send each as a Celery task to queue `jobs`.
 
@@ -16,16 +16,13 @@ measurable interference with the query path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
-from fastapi import APIRouter, FastAPI, Request
-from prometheus_client import Counter, Gauge
-from pydantic import BaseModel
+from fastapi import FastAPI
 
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
@@ -40,22 +37,11 @@ from infaas.jobs.protocol import (
     make_jobs_celery,
 )
 from infaas.jobs.schemas import JobsTick
-from services.planner.observe import JOBS_LEADER_KEY, LeaderLock
-from services.planner.throttle import ThrottleDecision, ThrottleThresholds, WorkerLoad, decide
+from services.planner import metrics
+from services.planner.loops.leader import JOBS_LEADER_KEY, LeaderLock
+from services.planner.policies.throttle import ThrottleDecision, ThrottleThresholds, WorkerLoad, decide
 
 log = logging.getLogger("infaas.planner.jobs")
-
-PAUSED = Gauge(
-    "infaas_planner_jobs_paused", "1 while the throttle pauses offline jobs", multiprocess_mode="livemax"
-)
-ACTIVE = Gauge(
-    "infaas_planner_jobs_active", "Offline jobs queued, running or paused", multiprocess_mode="livemax"
-)
-IN_FLIGHT = Gauge(
-    "infaas_planner_job_chunks_in_flight", "Chunks leased to jobs workers", multiprocess_mode="livemax"
-)
-DISPATCHED = Counter("infaas_planner_job_chunks_dispatched_total", "Chunk tasks sent to the jobs queue")
-DECISIONS = Counter("infaas_planner_throttle_changes_total", "Throttle pause/resume changes", ["paused"])
 
 
 def thresholds_from(settings: Settings) -> ThrottleThresholds:
@@ -111,10 +97,10 @@ class JobsLoop:
         eligible = frozenset(previous.eligible) if previous is not None else None
         decision = decide(loads, thresholds=self.thresholds, previously_eligible=eligible)
         if previous is None or previous.paused != decision.paused:
-            DECISIONS.labels(str(decision.paused).lower()).inc()
+            metrics.THROTTLE_CHANGES.labels(str(decision.paused).lower()).inc()
             log.info("offline jobs %s: %s", "paused" if decision.paused else "running", decision.reason)
         self.decision = decision
-        PAUSED.set(1 if decision.paused else 0)
+        metrics.JOBS_PAUSED.set(1 if decision.paused else 0)
         state = ThrottleState(decision.paused, decision.reason, decision.eligible, time.time())
         ttl_ms = int(max(2.0, 4 * self.settings.job_tick_s) * 1000)
         await self.redis.set(THROTTLE_KEY, state.to_json(), px=ttl_ms)
@@ -143,11 +129,11 @@ class JobsLoop:
             )
         )
         self.active_jobs, self._submitted_seen, self._asked_at = result.active_jobs, submitted, now
-        ACTIVE.set(result.active_jobs)
-        IN_FLIGHT.set(result.in_flight)
+        metrics.JOBS_ACTIVE.set(result.active_jobs)
+        metrics.CHUNKS_IN_FLIGHT.set(result.in_flight)
         for chunk in result.leased:
             await asyncio.to_thread(self.send, chunk.job_id, chunk.index)
-            DISPATCHED.inc()
+            metrics.CHUNKS_DISPATCHED.inc()
 
     async def run_forever(self) -> None:
         while True:
@@ -161,16 +147,9 @@ class JobsLoop:
             await asyncio.sleep(self.settings.job_tick_s)
 
 
-class ThrottleView(BaseModel):
-    paused: bool
-    reason: str
-    eligible: list[str]
-    workers: dict[str, str]
-
-
-@contextlib.asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    settings: Settings = app.state.jobs_settings
+async def start_jobs_loop(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
+    """Start the offline-jobs loop on its own Redis connection and lease, sending chunk tasks through
+    Celery; `app.state.jobs_loop` is what `/internal/jobs/throttle` reads. Returns what stops it."""
     r = aioredis.Redis.from_url(settings.require_redis())
     celery = make_jobs_celery(settings.require_redis())
     jobs = AsyncJobsClient(settings.service_url("registry"))
@@ -188,37 +167,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     loop = JobsLoop(settings, redis=r, jobs=jobs, send=send, lock=lock)
     app.state.jobs_loop = loop
     task = asyncio.create_task(loop.run_forever(), name="jobs-throttle")
-    try:
-        yield
-    finally:
+
+    async def stop() -> None:
         await stop_tasks(task)
         await lock.release()
         await jobs.aclose()
         await r.aclose()
 
-
-def jobs_router(settings: Settings) -> APIRouter:
-    """The loop's router: include it in the planner app to run the loop for the app's lifetime."""
-    router = APIRouter(prefix="/internal/jobs", include_in_schema=False, lifespan=_with_settings(settings))
-
-    @router.get("/throttle", response_model=ThrottleView)
-    async def throttle(request: Request) -> ThrottleView:
-        decision: ThrottleDecision | None = request.app.state.jobs_loop.decision
-        if decision is None:
-            return ThrottleView(paused=True, reason="no decision yet", eligible=[], workers={})
-        return ThrottleView(
-            paused=decision.paused,
-            reason=decision.reason,
-            eligible=list(decision.eligible),
-            workers=dict(decision.reasons),
-        )
-
-    return router
-
-
-def _with_settings(settings: Settings) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
-    def lifespan(app: FastAPI) -> contextlib.AbstractAsyncContextManager[None]:
-        app.state.jobs_settings = settings
-        return _lifespan(app)
-
-    return lifespan
+    return stop
