@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +25,9 @@ class Direct:
     else, and whatever the protocol passes on, through ASGI, which says so in its answer."""
 
     max_body_bytes = 64
+
+    def __init__(self) -> None:
+        self.slow_answered = threading.Event()  # the server thread's answers to `/direct/slow`
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -48,7 +52,8 @@ class Direct:
         if body is None:
             return 413, b'{"error":"too large"}', []
         if route == b"/direct/slow":
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(0.3)  # a slow answer: the scenario, not a wait
+            self.slow_answered.set()
         if route == b"/direct/bug":
             raise RuntimeError("a bug in the app")
         rid = headers.get(b"x-request-id", b"-").decode()
@@ -57,9 +62,14 @@ class Direct:
 
 
 @pytest.fixture(scope="module")
-def port() -> Iterator[int]:
+def direct() -> Direct:
+    return Direct()
+
+
+@pytest.fixture(scope="module")
+def port(direct: Direct) -> Iterator[int]:
     config = uvicorn.Config(
-        Direct(),
+        direct,
         host="127.0.0.1",
         port=free_port(),
         http=InfaasHttpProtocol,
@@ -231,7 +241,7 @@ def test_a_request_that_ends_its_connection_gets_connection_close(port: int, req
         conn.close()
 
 
-def test_a_failing_answer_is_a_500_json_and_the_server_goes_on(port: int) -> None:
+def test_a_failing_answer_is_a_500_json_and_the_server_goes_on(port: int, direct: Direct) -> None:
     conn = Conn(port)
     try:
         conn.send(post("/direct/bug", b"x"))
@@ -240,10 +250,11 @@ def test_a_failing_answer_is_a_500_json_and_the_server_goes_on(port: int) -> Non
         assert conn.closed_by_server()
     finally:
         conn.close()
+    direct.slow_answered.clear()
     gone = Conn(port)
     gone.send(post("/direct/slow", b"x"))  # the client leaves before its answer
     gone.close()
-    time.sleep(0.4)
+    assert direct.slow_answered.wait(timeout=10), "the slow request was never answered"
     conn = Conn(port)
     try:
         conn.send(post("/direct/a", b"ok"))
