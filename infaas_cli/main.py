@@ -53,7 +53,7 @@ def serve(
     settings = get_settings()
     configure_logging(service, level=settings.log_level)  # JSON lines with the request id
     if service == "jobs":  # the offline-job Celery worker (queue `jobs`, no HTTP port)
-        from services.profiler.jobs import run_worker as run_jobs_worker
+        from services.jobs.worker import run_worker as run_jobs_worker
 
         run_jobs_worker(settings)
         return

@@ -16,7 +16,7 @@ from infaas.data.db import make_engine, make_sessionmaker
 from infaas.http.app import install_common
 from services.registry import profile_reports, service
 from services.registry.api import internal, public
-from services.registry.jobs_api import router as jobs_router
+from services.registry.jobs.api import router as jobs_router
 
 
 class CeleryProfileQueue:

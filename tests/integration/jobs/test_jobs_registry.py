@@ -28,7 +28,7 @@ from infaas.jobs.schemas import ChunkDone, ChunkRelease, JobsTick, JobsTickResul
 from infaas.policy.selection import WorkerView
 from services.planner.loops.jobs import JobsLoop
 from services.planner.loops.leader import JOBS_LEADER_KEY, LeaderLock
-from services.registry import jobs
+from services.registry.jobs import service as jobs
 from tests.integration.registry.conftest import app_headers
 
 SIGNATURE = {

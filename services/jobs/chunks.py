@@ -1,43 +1,29 @@
-"""The jobs worker (`infaas serve jobs`): Celery tasks that run one chunk of an offline job each.
+"""Running one chunk of an offline job: the whole of a jobs-worker task (`worker.py` wraps it in Celery).
 
-`run_chunk` is the whole of a task: read the chunk's rows (memory-mapped `.npy` from the artifact
-store), send them to an executor the planner's throttle allows, store the outputs content-addressed,
-and tell the registry the chunk is done. Every step can be repeated: the output is keyed by its bytes,
-and the registry records a chunk's completion once. So a task may run twice (a lease expired, Celery
-redelivered an unacknowledged message) without duplicating a row; a task that dies leaves the chunk
-leased until the lease runs out and the planner hands it out again, so no row is lost either.
+`run_chunk` reads the chunk's rows (memory-mapped `.npy` from the artifact store), sends them to an
+executor the planner's throttle allows, stores the outputs content-addressed, and tells the registry
+the chunk is done. Every step can be repeated: the output is keyed by its bytes, and the registry
+records a chunk's completion once. So a task may run twice (a lease expired, Celery redelivered an
+unacknowledged message) without duplicating a row; a task that dies leaves the chunk leased until the
+lease runs out and the planner hands it out again, so no row is lost either.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import socket
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import orjson
 import redis
-from celery import Celery
 
 from infaas.clients.executor import OfflineExecutorClient
-from infaas.core.config import Settings
 from infaas.core.errors import InfaasError, InvalidInput
 from infaas.data import store
-from infaas.data.artifacts import ArtifactStore, LocalArtifactStore
+from infaas.data.artifacts import ArtifactStore
 from infaas.jobs.client import JobsClient
-from infaas.jobs.protocol import (
-    JOBS_QUEUE,
-    RUN_CHUNK,
-    THROTTLE_KEY,
-    ThrottleState,
-    make_jobs_celery,
-    npz_bytes,
-)
+from infaas.jobs.protocol import THROTTLE_KEY, ThrottleState, npz_bytes
 from infaas.jobs.schemas import TERMINAL_STATES, ChunkDone, ChunkRelease
-
-log = logging.getLogger("infaas.jobs")
 
 
 @dataclass
@@ -120,47 +106,3 @@ def _pick_worker(ctx: ChunkContext, variant: str, throttle: ThrottleState) -> tu
         if best is None or utilization < best[0]:
             best = (utilization, wid, info["url"])
     return None if best is None else (best[1], best[2])
-
-
-def create_jobs_app(settings: Settings) -> Celery:
-    celery = make_jobs_celery(
-        settings.require_redis(), visibility_timeout_s=max(60.0, 4 * settings.job_chunk_lease_s)
-    )
-    ctx = ChunkContext(
-        jobs=JobsClient(settings.service_url("registry")),
-        executor=OfflineExecutorClient(timeout_s=max(30.0, settings.job_chunk_lease_s)),
-        artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
-        redis=redis.Redis.from_url(settings.require_redis()),
-        name=f"jobs@{socket.gethostname()}:{os.getpid()}",
-        heartbeat_ttl_s=settings.heartbeat_ttl_s,
-    )
-
-    @celery.task(name=RUN_CHUNK, acks_late=True, max_retries=0)  # type: ignore[untyped-decorator]
-    def run_chunk_task(job_id: str, index: int) -> str:
-        outcome = run_chunk(ctx, job_id, index)
-        log.info("job %s chunk %d: %s", job_id, index, outcome)
-        return outcome
-
-    return celery
-
-
-def run_worker(settings: Settings) -> None:
-    """One chunk at a time per process (solo pool): run more processes for more offline throughput."""
-    celery = create_jobs_app(settings)
-    celery.worker_main(
-        [
-            "worker",
-            "--pool",
-            "solo",
-            "--concurrency",
-            "1",
-            "-Q",
-            JOBS_QUEUE,
-            "--loglevel",
-            settings.log_level.upper(),
-            "--without-gossip",
-            "--without-mingle",
-            "--hostname",
-            f"jobs@{socket.gethostname()}:{os.getpid()}",
-        ]
-    )

@@ -24,7 +24,7 @@ from infaas.schemas.api import Principal
 from infaas.wire.tensors import Signature
 from services.registry import repository as repo
 from services.registry import service
-from services.registry.jobs import inside
+from services.registry.jobs.service import inside
 
 
 def submit(

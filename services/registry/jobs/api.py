@@ -27,8 +27,8 @@ from infaas.jobs.schemas import (
     JobsTickResult,
     JobSubmit,
 )
-from services.registry import jobs, jobs_submit
 from services.registry.deps import ArtifactsDep, PrincipalDep, RedisDep, SessionDep, SettingsDep
+from services.registry.jobs import service, submit
 
 public = APIRouter(prefix="/v1/jobs")
 internal = APIRouter(prefix="/internal/jobs", include_in_schema=False)
@@ -63,17 +63,17 @@ def submit_job(
             raise PayloadTooLarge(f"the input is larger than {limit} bytes", limit=limit)
     else:
         assert body.input_path is not None
-        data = jobs_submit.read_input_path(settings, body.input_path)
+        data = submit.read_input_path(settings, body.input_path)
     if not data:
         raise InvalidInput("the input is empty")
-    row = jobs_submit.submit(
+    row = submit.submit(
         session,
         principal=principal,
         body=body,
         data=data,
         artifacts=artifacts,
         settings=settings,
-        live_hardware=jobs_submit.live_hardware(r, ttl_s=settings.heartbeat_ttl_s),
+        live_hardware=submit.live_hardware(r, ttl_s=settings.heartbeat_ttl_s),
     )
     try:  # after the commit: the planner that sees the counter move finds the job in the database
         r.incr(SUBMITTED_KEY)
@@ -84,35 +84,35 @@ def submit_job(
 
 @public.get("", response_model=list[Job])
 def list_jobs(session: SessionDep, principal: PrincipalDep) -> list[Job]:
-    return job_views(session, jobs.jobs_for(session, principal))
+    return job_views(session, service.jobs_for(session, principal))
 
 
 @public.get("/{job_id}", response_model=Job)
 def get_job(job_id: str, session: SessionDep, principal: PrincipalDep) -> Job:
-    return job_views(session, [jobs.job_for(session, principal, job_id)])[0]
+    return job_views(session, [service.job_for(session, principal, job_id)])[0]
 
 
 @public.delete("/{job_id}", response_model=Job)
 def cancel_job(job_id: str, session: SessionDep, principal: PrincipalDep) -> Job:
-    return job_views(session, [jobs.cancel(session, principal, job_id)])[0]
+    return job_views(session, [service.cancel(session, principal, job_id)])[0]
 
 
 @public.get("/{job_id}/result", response_class=FileResponse)
 def job_result(
     job_id: str, session: SessionDep, principal: PrincipalDep, artifacts: ArtifactsDep
 ) -> FileResponse:
-    path = jobs.result_path(session, principal, artifacts, job_id)
+    path = service.result_path(session, principal, artifacts, job_id)
     return FileResponse(path, media_type="application/octet-stream", filename=f"{job_id}.npz")
 
 
 @internal.post("/tick", response_model=JobsTickResult)
 def tick(body: JobsTick, session: SessionDep) -> JobsTickResult:
-    return jobs.tick(session, body)
+    return service.tick(session, body)
 
 
 @internal.get("/{job_id}/chunks/{index}", response_model=ChunkTask)
 def chunk_task(job_id: str, index: int, session: SessionDep) -> ChunkTask:
-    return jobs.chunk_task(session, job_id, index)
+    return service.chunk_task(session, job_id, index)
 
 
 @internal.post("/{job_id}/chunks/{index}/done", response_model=ChunkDoneResult)
@@ -124,17 +124,17 @@ def chunk_done(
     artifacts: ArtifactsDep,
     settings: SettingsDep,
 ) -> ChunkDoneResult:
-    return jobs.chunk_done(session, artifacts, settings, job_id, index, body)
+    return service.chunk_done(session, artifacts, settings, job_id, index, body)
 
 
 @internal.post("/{job_id}/chunks/{index}/release", status_code=204)
 def chunk_release(job_id: str, index: int, body: ChunkRelease, session: SessionDep) -> Response:
-    jobs.chunk_release(session, job_id, index, body)
+    service.chunk_release(session, job_id, index, body)
     return Response(status_code=204)
 
 
 def job_views(session: Session, rows: list[JobRow]) -> list[Job]:
-    done = jobs.chunks_done(session, [r.id for r in rows])
+    done = service.chunks_done(session, [r.id for r in rows])
     now = utcnow()
     out = []
     for row in rows:

@@ -1,4 +1,4 @@
-"""Offline jobs, the registry's side after submission (`jobs_submit`): views, cancel, leases for the
+"""Offline jobs, the registry's side after submission (`submit.py`): views, cancel, leases for the
 planner, exactly-once chunk completion for the jobs workers, and the assembled result.
 
 Postgres is the source of truth. A chunk is `pending → leased → done` (or `failed`); a lease that
