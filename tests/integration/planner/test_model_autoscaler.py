@@ -26,6 +26,7 @@ from services.planner.loops.observe import LoadMeter, SloCache
 from services.planner.policies.interference import InterferenceConfig
 from services.planner.policies.snapshot import ScalingConfig
 from tests.integration.planner.conftest import Cluster, QuerySource
+from tests.polling import async_wait_for
 
 # Profiled as carrying 30 qps: 40 qps offered needs 42 with the 1.05 headroom → one more instance.
 SATURATION = 30.0
@@ -235,7 +236,7 @@ async def test_draining_the_last_instance_strands_no_query(
                 await queries.send(a.id, rate=50, seconds=0.1)
 
         source = asyncio.create_task(send_while_listed())
-        await asyncio.sleep(1.5)
+        await async_wait_for(lambda: len(queries.answers) >= 60, what="queries flowing to the instance")
         drained = await executors.drain_instance(cluster.executor_urls[0], a.id)
         await source
         await queries.wait_answered()
