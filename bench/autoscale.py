@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from infaas import workloads  # noqa: E402
+from infaas.core import workloads  # noqa: E402
 from infaas.policy.selection import WorkerView  # noqa: E402
 from infaas.schemas.variants import BatchLatency, VariantProfile  # noqa: E402
 from services.planner.policies.snapshot import ScalingConfig  # noqa: E402

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import loadgen  # noqa: E402  (bench/ is on sys.path when run as a script)
 
-from infaas import workloads  # noqa: E402
+from infaas.core import workloads  # noqa: E402
 
 
 def trace(args: argparse.Namespace) -> np.ndarray:
