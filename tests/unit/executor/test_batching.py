@@ -9,7 +9,7 @@ import pytest
 
 from services.executor.batching import batches as _batches
 from services.executor.batching import run_chunked as _run_chunked
-from services.executor.instances import Query
+from services.executor.queries import Query
 
 
 def query(n: int, rows: int, *, width: int = 4, name: str = "x") -> Query:

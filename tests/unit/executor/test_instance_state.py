@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from infaas.schemas.variants import BatchLatency, VariantProfile
-from services.executor.instance_state import AIMD, InstanceMonitor, Status, Thresholds, Window, next_state
+from services.executor.batching import AIMD
+from services.executor.instance_state import InstanceMonitor, Status, Thresholds, Window, next_state
 from tests.factories import variant_profile
 
 

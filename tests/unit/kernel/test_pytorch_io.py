@@ -20,14 +20,8 @@ import torch
 from torch import nn
 
 from infaas.core.errors import InvalidModel
-from infaas.runtimes.pytorch_io import (
-    ModelFormat,
-    load_exported,
-    load_torchscript,
-    scan_archive,
-    sniff_format,
-    to_onnx,
-)
+from infaas.runtimes.pytorch_io import load_exported, load_torchscript, to_onnx
+from infaas.runtimes.torch_archives import ModelFormat, scan_archive, sniff_format
 
 
 class _Payload:
