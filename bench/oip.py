@@ -14,7 +14,7 @@ docs/benchmarks.md). Reported: p50/p99 of the round trip and the median of the s
 (scheduler arrival → answer).
 
 `--codec` needs no server: it times, in-process, what the gateway does per query on each path (JSON or
-binary request → validated frame for the scheduler; the scheduler's JSON answer → OIP answer), best of
+binary request → the scheduler's validated query; the scheduler's answer → `/v1` or OIP answer), best of
 5 × 2,000 runs per cell, in µs.
 
 Usage (with a system running, e.g. `make run`, or `infaas run` on other ports and INFAAS_VAR_DIR):
@@ -185,50 +185,46 @@ def codec(rows_list: list[int]) -> None:
 
 def _codec_rows(rows: int, model: Any, app: Any, rng: np.random.Generator) -> None:
     from gateway.dataplane import queries
+    from gateway.dataplane.routes import v1_json
     from gateway.oip import codec as oip_codec
     from gateway.oip.routes import _response
+    from infaas.clients.envelope import Answer
+    from infaas.policy.selection import Requirements
 
     x = rng.random((rows, 64), dtype=np.float32) * 16
     v1 = orjson.dumps({"inputs": x.tolist()})
     v2_json, _ = v2_json_body(x, None)
     v2_bin, headers = v2_binary_body(x, None)
     out = rng.random((rows, 10), dtype=np.float32)
-    answer = orjson.dumps(
-        {
-            "outputs": {"probabilities": out},
-            "model": "m",
-            "variant": "v",
-            "worker": "w",
-            "hardware": "cpu",
-            "latency_ms": {"queue": 0.1, "compute": 0.1, "total": 0.3},
-            "slo_met": None,
-            "cached": False,
-            "default": False,
-            "reason": "r",
-            "request_id": "id",
-        },
-        option=orjson.OPT_SERIALIZE_NUMPY,
-    )
+    outputs = {"probabilities": out}
+    answer = Answer(outputs, "m", "v", "w", "cpu", 0.1, 0.1, 0.3, None, False, False, "r", "id")
 
-    def v2_frame(body: bytes, length: str | None) -> oip_codec.InferRequestV2:
+    def v1_query() -> None:
+        data, asked = queries.parse_body(v1)
+        queries.from_json(app, model, data, asked, request_id="id", max_rows=1024)
+
+    def v2_query(body: bytes, length: str | None) -> oip_codec.InferRequestV2:
         req = oip_codec.parse_request(*oip_codec.split_body(body, length), orjson.loads)
-        queries.model_frame_from_arrays(
-            model, app, req.inputs, latency_ms=None, min_accuracy=None, variant=None, max_rows=1024
+        queries.build(
+            app,
+            model,
+            lambda signature: queries.arrays_for(signature, req.inputs, max_rows=1024),
+            Requirements(),
+            variant=None,
+            request_id="id",
         )
         return req
 
-    as_json = v2_frame(v2_json, None)
-    as_binary = v2_frame(v2_bin, headers[HEADER])
+    as_json = v2_query(v2_json, None)
+    as_binary = v2_query(v2_bin, headers[HEADER])
     dtypes = {"probabilities": "float32"}
     steps: dict[str, Callable[[], object]] = {
-        "v1 json request → frame": lambda: queries.model_frame(
-            model, app, queries.parse_body(v1), max_rows=1024
-        ),
-        "v2 json request → frame": lambda: v2_frame(v2_json, None),
-        "v2 binary request → frame": lambda: v2_frame(v2_bin, headers[HEADER]),
-        "v1 answer (passed through)": lambda: None,
-        "v2 json answer": lambda: _response("m", as_json, orjson.loads(answer), dtypes),
-        "v2 binary answer": lambda: _response("m", as_binary, orjson.loads(answer), dtypes),
+        "v1 json request → query": v1_query,
+        "v2 json request → query": lambda: v2_query(v2_json, None),
+        "v2 binary request → query": lambda: v2_query(v2_bin, headers[HEADER]),
+        "v1 json answer": lambda: v1_json(answer),
+        "v2 json answer": lambda: _response("m", as_json, answer, dtypes),
+        "v2 binary answer": lambda: _response("m", as_binary, answer, dtypes),
     }
     for name, step in steps.items():
         best = min(timeit.repeat(step, number=2000, repeat=5)) / 2000 * 1e6

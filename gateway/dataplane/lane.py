@@ -28,9 +28,8 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from gateway.dataplane.routes import QUERY_ROUTES, FrameBuilder
+from gateway.dataplane.routes import QUERY_ROUTES, QueryBuilder, v1_json
 from gateway.state import GatewayState
-from infaas.clients.base import raise_for_error
 from infaas.core.errors import InfaasError, PayloadTooLarge
 from infaas.core.logs import accept_request_id, request_id_var
 from infaas.http.app import internal_error_body, retry_after
@@ -40,8 +39,8 @@ from infaas.metrics.http import metrics_for
 
 log = logging.getLogger("infaas.gateway")
 
-Route = tuple[str, FrameBuilder, str]  # (template, frame builder, app or model name)
-_ROUTES: dict[str, tuple[str, FrameBuilder]] = {r.kind: (r.template, r.build) for r in QUERY_ROUTES}
+Route = tuple[str, QueryBuilder, str]  # (template, query builder, app or model name)
+_ROUTES: dict[str, tuple[str, QueryBuilder]] = {r.kind: (r.template, r.build) for r in QUERY_ROUTES}
 _RAW_ROUTES = {kind.encode(): route for kind, route in _ROUTES.items()}
 
 
@@ -115,10 +114,8 @@ class QueryLane:
                 raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
             state: GatewayState = self.app.state.gateway
             auth = headers.get(b"authorization")
-            frame = await build(state, auth.decode("latin-1") if auth is not None else None, name, body)
-            upstream = await state.scheduler.infer(frame, request_id=rid)
-            raise_for_error(upstream)
-            status, content = 200, upstream.content
+            query = await build(state, auth.decode("latin-1") if auth is not None else None, name, body, rid)
+            status, content = 200, v1_json(await state.scheduler.infer(query))
         except InfaasError as exc:
             status, content = exc.status, orjson.dumps(exc.to_body())
             retry = retry_after(exc)
@@ -166,7 +163,7 @@ class QueryLane:
 
 
 def _match(scope: Scope) -> Route | None:
-    """(template, frame builder, name) for `POST /v1/{apps|models}/<name>/infer`, else None (the
+    """(template, query builder, name) for `POST /v1/{apps|models}/<name>/infer`, else None (the
     app's router then answers it, redirects and 405s included)."""
     if scope["method"] != "POST":
         return None

@@ -1,23 +1,57 @@
-"""Turning a JSON query into a validated binary frame for the scheduler (the gateway's hot path)."""
+"""Turning a request into the scheduler's `Query` (the gateway's hot path): a `/v1` body's fields checked
+(`parse_body`, `requirements`), the inputs checked against the target's signature (`tensors_for` for
+JSON batches, `arrays_for` for decoded OIP tensors), and one builder of the query for every transport
+(`build`; `from_json` for `/v1`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 import numpy as np
 import orjson
 
+from infaas.clients.envelope import Query
 from infaas.core.errors import BadRequest, InvalidInput
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import AppInternal, ModelInternal
-from infaas.wire.frames import Message
 from infaas.wire.tensors import Signature, check_array, coerce_batch
 
 _FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant"})
 
 
-def parse_body(body: bytes) -> dict[str, Any]:
+def from_json(
+    app: AppInternal,
+    model: ModelInternal | None,
+    data: dict[str, Any],
+    asked: Requirements,
+    *,
+    request_id: str,
+    max_rows: int,
+) -> Query:
+    """A `/v1` query (its body as `parse_body` checked it) up to the `Query` for the app, or for `model`
+    of that app."""
+    variant = data.get("variant")
+    if model is None:
+        if "variant" in data:
+            raise InvalidInput(
+                "pinning a variant is for named-model queries (POST /v1/models/{name}/infer)", field="variant"
+            )
+    elif variant is not None and not isinstance(variant, str):
+        raise InvalidInput("variant must be a variant id (a string)", field="variant")
+    raw = data["inputs"]
+    return build(
+        app,
+        model,
+        lambda signature: tensors_for(signature, raw, max_rows=max_rows),
+        asked,
+        variant=variant,
+        request_id=request_id,
+    )
+
+
+def parse_body(body: bytes) -> tuple[dict[str, Any], Requirements]:
+    """A `/v1` query body's fields, and its requirements checked."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -29,8 +63,7 @@ def parse_body(body: bytes) -> dict[str, Any]:
         raise InvalidInput(f"unknown fields: {sorted(unknown)}", allowed=sorted(_FIELDS))
     if "inputs" not in data:
         raise InvalidInput("missing 'inputs': a batch of rows")
-    requirements(data)
-    return data
+    return data, requirements(data)
 
 
 def requirements(fields: Mapping[str, Any]) -> Requirements:
@@ -78,101 +111,12 @@ def tensors_for(signature: Signature, raw: Any, *, max_rows: int) -> dict[str, n
     return arrays
 
 
-# A model record's signature (its JSON object) -> (that object, the parsed signature, its key). The auth
-# cache hands every query of a model the same record, so the object's identity finds the entry without
-# serializing anything per query; holding the object keeps its id from being reused while it is here.
-_SIGNATURES: dict[int, tuple[dict[str, Any], Signature, str]] = {}
-
-
-def signature_of(raw: dict[str, Any]) -> tuple[Signature, str]:
-    """A model's signature and its key from the model record's JSON, parsed once per record (the
-    record is the auth cache's, re-fetched now and then)."""
-    found = _SIGNATURES.get(id(raw))
-    if found is None or found[0] is not raw:
-        if len(_SIGNATURES) >= 4096:  # bounded: records are few, but nothing here trusts that
-            _SIGNATURES.clear()
-        signature = Signature.from_json(raw)
-        found = _SIGNATURES[id(raw)] = (raw, signature, signature.key)
-    return found[1], found[2]
-
-
-def _policy(app: AppInternal) -> dict[str, Any]:
-    """What the scheduler needs of the app's settings, in the query's frame (no lookup on its side)."""
-    header: dict[str, Any] = {
-        "app": app.name,
-        "policy": app.slo_policy,
-        "cache": app.cache,
-        "prefer": app.prefer,
-    }
-    if app.slo_policy == "default":
-        header["default_output"] = app.default_output
-    return header
-
-
-def model_frame(model: ModelInternal, app: AppInternal, data: dict[str, Any], *, max_rows: int) -> Message:
-    variant = data.get("variant")
-    if variant is not None and not isinstance(variant, str):
-        raise InvalidInput("variant must be a variant id (a string)", field="variant")
-    signature, key = signature_of(model.signature)
-    arrays = tensors_for(signature, data["inputs"], max_rows=max_rows)
-    header = {
-        "kind": "model",
-        "target": model.name,
-        "signature": key,
-        "latency_ms": data.get("latency_ms"),
-        "min_accuracy": data.get("min_accuracy"),
-        "max_cost": data.get("max_cost"),
-        "variant": variant,
-        **_policy(app),
-    }
-    return Message(header, arrays)
-
-
-def app_frame(app: AppInternal, data: dict[str, Any], *, max_rows: int) -> Message:
-    """Validate against the app's models' signatures (a query may match any of them)."""
-    signatures: dict[str, Signature] = {}
-    for m in app.models:
-        if m.status != "failed":
-            sig, key = signature_of(m.signature)
-            signatures.setdefault(key, sig)
-    if not signatures:
-        raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
-    if "variant" in data:
-        raise InvalidInput(
-            "pinning a variant is for named-model queries (POST /v1/models/{name}/infer)", field="variant"
-        )
-    first_error: InvalidInput | None = None
-    for key, sig in signatures.items():
-        try:
-            arrays = tensors_for(sig, data["inputs"], max_rows=max_rows)
-        except InvalidInput as exc:
-            first_error = first_error or exc
-            continue
-        latency = data.get("latency_ms")
-        accuracy = data.get("min_accuracy")
-        header = {
-            "kind": "app",
-            "target": app.name,
-            "signature": key,
-            "latency_ms": app.default_latency_ms if latency is None else latency,
-            "min_accuracy": app.default_min_accuracy if accuracy is None else accuracy,
-            "max_cost": data.get("max_cost"),
-            **_policy(app),
-        }
-        return Message(header, arrays)
-    assert first_error is not None
-    raise first_error
-
-
-# Already-decoded tensors (the Open Inference Protocol's typed inputs): the same checks and frames as the
-# JSON path above, except that names and dtypes must match the signature exactly, as the protocol states.
-
-
 def arrays_for(
     signature: Signature, arrays: dict[str, np.ndarray], *, max_rows: int
 ) -> dict[str, np.ndarray]:
-    """Named arrays checked against a signature: exact names and dtypes; shapes, rows and values as
-    for JSON batches. Any mismatch is a 422 naming the input."""
+    """Already-decoded tensors (the Open Inference Protocol's typed inputs) checked against a signature:
+    names and dtypes exactly, as the protocol states; shapes, rows and values as for JSON batches
+    (`tensors_for`). Any mismatch is a 422 naming the input."""
     expected = [s.name for s in signature.inputs]
     missing = [n for n in expected if n not in arrays]
     extra = sorted(set(arrays) - set(expected))
@@ -199,65 +143,99 @@ def arrays_for(
     return checked
 
 
-def model_frame_from_arrays(
-    model: ModelInternal,
+# A model record's signature (its JSON object) -> (that object, the parsed signature, its key). The auth
+# cache hands every query of a model the same record, so the object's identity finds the entry without
+# serializing anything per query; holding the object keeps its id from being reused while it is here.
+_SIGNATURES: dict[int, tuple[dict[str, Any], Signature, str]] = {}
+
+
+def signature_of(raw: dict[str, Any]) -> tuple[Signature, str]:
+    """A model's signature and its key from the model record's JSON, parsed once per record (the
+    record is the auth cache's, re-fetched now and then)."""
+    found = _SIGNATURES.get(id(raw))
+    if found is None or found[0] is not raw:
+        if len(_SIGNATURES) >= 4096:  # bounded: records are few, but nothing here trusts that
+            _SIGNATURES.clear()
+        signature = Signature.from_json(raw)
+        found = _SIGNATURES[id(raw)] = (raw, signature, signature.key)
+    return found[1], found[2]
+
+
+Inputs = Callable[[Signature], dict[str, np.ndarray]]
+"""A request's inputs as checked arrays for one signature, or a 422 naming the input that does not fit:
+`tensors_for` over a JSON batch, `arrays_for` over decoded tensors."""
+
+
+def build(
     app: AppInternal,
-    arrays: dict[str, np.ndarray],
+    model: ModelInternal | None,
+    inputs: Inputs,
+    asked: Requirements,
     *,
-    latency_ms: float | None,
-    min_accuracy: float | None,
     variant: str | None,
-    max_rows: int,
-    max_cost: float | None = None,
-) -> Message:
-    """`model_frame` for decoded arrays (requirements already validated by the caller)."""
-    signature, key = signature_of(model.signature)
-    header = {
-        "kind": "model",
-        "target": model.name,
-        "signature": key,
-        "latency_ms": latency_ms,
-        "min_accuracy": min_accuracy,
-        "max_cost": max_cost,
-        "variant": variant,
-        **_policy(app),
-    }
-    return Message(header, arrays_for(signature, arrays, max_rows=max_rows))
-
-
-def app_frame_from_arrays(
-    app: AppInternal,
-    arrays: dict[str, np.ndarray],
-    *,
-    latency_ms: float | None,
-    min_accuracy: float | None,
-    max_rows: int,
-    max_cost: float | None = None,
-) -> Message:
-    """`app_frame` for decoded arrays: the first of the app's signatures they match; the app's defaults
-    fill in the requirements the query omits."""
+    request_id: str,
+) -> Query:
+    """The one builder of a query, for every transport. A named-model query (`model` given) takes its
+    model's signature as asked; a model-less one (`model` None) the first of the app's live models'
+    signatures the inputs fit, with the app's defaults for the requirements it leaves open. Either way
+    the app's settings travel with it, so the scheduler looks nothing up."""
+    if model is not None:
+        signature, key = signature_of(model.signature)
+        return _query("model", model.name, key, asked, inputs(signature), request_id, app, variant)
     first_error: InvalidInput | None = None
     seen: set[str] = set()
     for m in app.models:
+        if m.status == "failed":
+            continue
         signature, key = signature_of(m.signature)
-        if m.status == "failed" or key in seen:
+        if key in seen:
             continue
         seen.add(key)
         try:
-            checked = arrays_for(signature, arrays, max_rows=max_rows)
+            tensors = inputs(signature)
         except InvalidInput as exc:
             first_error = first_error or exc
             continue
-        header = {
-            "kind": "app",
-            "target": app.name,
-            "signature": key,
-            "latency_ms": app.default_latency_ms if latency_ms is None else latency_ms,
-            "min_accuracy": app.default_min_accuracy if min_accuracy is None else min_accuracy,
-            "max_cost": max_cost,
-            **_policy(app),
-        }
-        return Message(header, checked)
+        return _query("app", app.name, key, _with_defaults(asked, app), tensors, request_id, app, None)
     if first_error is None:
         raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
     raise first_error
+
+
+def _with_defaults(asked: Requirements, app: AppInternal) -> Requirements:
+    latency, accuracy = asked.latency_ms, asked.min_accuracy
+    if (latency is None and app.default_latency_ms is not None) or (
+        accuracy is None and app.default_min_accuracy is not None
+    ):
+        return Requirements(
+            app.default_latency_ms if latency is None else latency,
+            app.default_min_accuracy if accuracy is None else accuracy,
+            asked.max_cost,
+        )
+    return asked
+
+
+def _query(
+    kind: Literal["app", "model"],
+    target: str,
+    key: str,
+    requirements: Requirements,
+    tensors: dict[str, np.ndarray],
+    request_id: str,
+    app: AppInternal,
+    variant: str | None,
+) -> Query:
+    return Query(
+        kind,
+        target,
+        key,
+        requirements,
+        tensors,
+        request_id,
+        app.name,
+        app.slo_policy,
+        app.cache,
+        app.prefer,
+        variant,
+        app.default_output if app.slo_policy == "default" else None,
+    )

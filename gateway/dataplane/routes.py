@@ -1,42 +1,65 @@
 """The query routes: one table (`QUERY_ROUTES`), and their handlers — the caller, the target and the body
-up to a frame for the scheduler, and the scheduler's answer back."""
+up to the scheduler's `Query`, and its `Answer` back as `/v1` JSON (`v1_json`)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import orjson
 from fastapi import Request, Response
 from starlette.routing import Route
 
 from gateway.dataplane import queries
 from gateway.deps import state_of
 from gateway.state import GatewayState
-from infaas.clients.base import raise_for_error
+from infaas.clients.envelope import Answer, Query
 from infaas.http.app import request_id
-from infaas.wire.frames import Message
 
 
-async def app_query_frame(state: GatewayState, authorization: str | None, app: str, body: bytes) -> Message:
-    """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query frame."""
+async def app_query(state: GatewayState, authorization: str | None, app: str, body: bytes, rid: str) -> Query:
+    """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query."""
     principal = await state.auth.principal(authorization)
     target = await state.auth.app(principal, app)
-    data = queries.parse_body(body)
-    return queries.app_frame(target, data, max_rows=state.settings.max_query_rows)
+    data, asked = queries.parse_body(body)
+    max_rows = state.settings.max_query_rows
+    return queries.from_json(target, None, data, asked, request_id=rid, max_rows=max_rows)
 
 
-async def model_query_frame(
-    state: GatewayState, authorization: str | None, name: str, body: bytes
-) -> Message:
-    """`POST /v1/models/{name}/infer` up to the scheduler, like `app_query_frame`."""
+async def model_query(
+    state: GatewayState, authorization: str | None, name: str, body: bytes, rid: str
+) -> Query:
+    """`POST /v1/models/{name}/infer` up to the scheduler, like `app_query`."""
     principal = await state.auth.principal(authorization)
     model = await state.auth.model(principal, name)
-    data = queries.parse_body(body)
+    data, asked = queries.parse_body(body)
     app = await state.auth.app_of(model)
-    return queries.model_frame(model, app, data, max_rows=state.settings.max_query_rows)
+    max_rows = state.settings.max_query_rows
+    return queries.from_json(app, model, data, asked, request_id=rid, max_rows=max_rows)
 
 
-FrameBuilder = Callable[[GatewayState, str | None, str, bytes], Awaitable[Message]]
+QueryBuilder = Callable[[GatewayState, str | None, str, bytes, str], Awaitable[Query]]
+"""(state, Authorization header, app or model name, body, request id) → the query."""
+
+
+def v1_json(answer: Answer) -> bytes:
+    """The `/v1` answer (`infaas.schemas.api.InferResponse`), outputs serialized by orjson from the arrays."""
+    return orjson.dumps(
+        {
+            "outputs": answer.outputs,
+            "model": answer.model,
+            "variant": answer.variant,
+            "worker": answer.worker,
+            "hardware": answer.hardware,
+            "latency_ms": {"queue": answer.queue_ms, "compute": answer.compute_ms, "total": answer.total_ms},
+            "slo_met": answer.slo_met,
+            "cached": answer.cached,
+            "default": answer.default,
+            "reason": answer.reason,
+            "request_id": answer.request_id,
+        },
+        option=orjson.OPT_SERIALIZE_NUMPY,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +70,11 @@ class QueryRoute:
     kind: str
     template: str
     param: str
-    build: FrameBuilder
+    build: QueryBuilder
 
 
-APP_QUERY = QueryRoute("apps", "/v1/apps/{app}/infer", "app", app_query_frame)
-MODEL_QUERY = QueryRoute("models", "/v1/models/{name}/infer", "name", model_query_frame)
+APP_QUERY = QueryRoute("apps", "/v1/apps/{app}/infer", "app", app_query)
+MODEL_QUERY = QueryRoute("models", "/v1/models/{name}/infer", "name", model_query)
 QUERY_ROUTES = (APP_QUERY, MODEL_QUERY)
 """The one table of query routes: the lane, `FAST_ROUTES` and the OpenAPI document derive from it."""
 
@@ -61,10 +84,9 @@ async def answer_query(request: Request, route: QueryRoute) -> Response:
     state = state_of(request)
     body = await request.body()
     name = request.path_params[route.param]
-    frame = await route.build(state, request.headers.get("authorization"), name, body)
-    upstream = await state.scheduler.infer(frame, request_id=request_id(request))
-    raise_for_error(upstream)
-    return Response(upstream.content, status_code=200, media_type="application/json")
+    query = await route.build(state, request.headers.get("authorization"), name, body, request_id(request))
+    answer = await state.scheduler.infer(query)
+    return Response(v1_json(answer), status_code=200, media_type="application/json")
 
 
 def _endpoint(route: QueryRoute) -> Callable[[Request], Awaitable[Response]]:

@@ -2,9 +2,9 @@
 
 `{m}` in `/v2/models/{m}` is a model (a named-model query) or, when no model has that name, an app (a
 model-less query: the requirements `latency_ms` and `min_accuracy` travel in the request's `parameters`).
-Queries become the same binary frames as `/v1` (`gateway/dataplane/queries.py`) and go to the same
-scheduler; its answer is re-encoded as OIP tensors, JSON or binary (the binary tensor extension), with
-what the system did in the response's `parameters`. Errors use the protocol's shape
+Queries become the same `Query` as `/v1` (`gateway/dataplane/queries.py`) and go to the same
+scheduler; its `Answer`'s arrays are rendered as OIP tensors, JSON or binary (the binary tensor
+extension), with what the system did in the response's `parameters`. Errors use the protocol's shape
 `{"error": "<message>"}` (plus our `code` and `details`) with the same status codes as `/v1`.
 """
 
@@ -35,6 +35,7 @@ from gateway.oip.schemas import (
 )
 from gateway.ttl_cache import TTLCache
 from infaas.clients.base import principal_headers, raise_for_error
+from infaas.clients.envelope import Answer
 from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from infaas.http.app import request_id
 from infaas.policy.selection import Requirements
@@ -265,30 +266,16 @@ async def infer(
     req = oip_codec.parse_request(json_part, binary, orjson.loads)
     wanted, variant = _requirements(req.parameters, model_less=model is None)
     max_rows = state.settings.max_query_rows
-    if model is not None:
-        frame = queries.model_frame_from_arrays(
-            model,
-            app,
-            req.inputs,
-            latency_ms=wanted.latency_ms,
-            min_accuracy=wanted.min_accuracy,
-            variant=variant,
-            max_rows=max_rows,
-            max_cost=wanted.max_cost,
-        )
-    else:
-        frame = queries.app_frame_from_arrays(
-            app,
-            req.inputs,
-            latency_ms=wanted.latency_ms,
-            min_accuracy=wanted.min_accuracy,
-            max_rows=max_rows,
-            max_cost=wanted.max_cost,
-        )
-    upstream = await state.scheduler.infer(frame, request_id=request_id(request))
-    raise_for_error(upstream)
-    answer = orjson.loads(upstream.content)
-    return _response(m, req, answer, _output_specs(model, app, answer["model"]))
+    query = queries.build(
+        app,
+        model,
+        lambda signature: queries.arrays_for(signature, req.inputs, max_rows=max_rows),
+        wanted,
+        variant=variant,
+        request_id=request_id(request),
+    )
+    answer = await state.scheduler.infer(query)
+    return _response(m, req, answer, _output_specs(model, app, answer.model))
 
 
 def _requirements(params: dict[str, Any], *, model_less: bool) -> tuple[Requirements, str | None]:
@@ -314,10 +301,8 @@ def _output_specs(model: ModelInternal | None, app: AppInternal, answered_by: st
     return {s.name: s.dtype for s in Signature.from_json(source.signature).outputs}
 
 
-def _response(
-    target: str, req: oip_codec.InferRequestV2, answer: dict[str, Any], dtypes: dict[str, str]
-) -> Response:
-    produced: dict[str, Any] = answer["outputs"]
+def _response(target: str, req: oip_codec.InferRequestV2, answer: Answer, dtypes: dict[str, str]) -> Response:
+    produced = answer.outputs
     wanted = req.outputs or [oip_codec.RequestedOutput(n, req.binary_output) for n in produced]
     unknown = [o.name for o in wanted if o.name not in produced]
     if unknown:
@@ -338,22 +323,21 @@ def _response(
         else:
             tensor["data"] = oip_codec.encode_json(array)
         outputs.append(tensor)
-    latency = answer["latency_ms"]
     parameters = {
-        "model": answer["model"],
-        "variant": answer["variant"],
-        "worker": answer["worker"],
-        "hardware": answer["hardware"],
-        "queue_ms": latency["queue"],
-        "compute_ms": latency["compute"],
-        "total_ms": latency["total"],
-        "cached": answer["cached"],
-        "default": answer.get("default", False),
-        "reason": answer["reason"],
-        "request_id": answer["request_id"],
+        "model": answer.model,
+        "variant": answer.variant,
+        "worker": answer.worker,
+        "hardware": answer.hardware,
+        "queue_ms": answer.queue_ms,
+        "compute_ms": answer.compute_ms,
+        "total_ms": answer.total_ms,
+        "cached": answer.cached,
+        "default": answer.default,
+        "reason": answer.reason,
+        "request_id": answer.request_id,
     }
-    if answer.get("slo_met") is not None:  # protocol parameters are bool, number or string: never null
-        parameters["slo_met"] = answer["slo_met"]
+    if answer.slo_met is not None:  # protocol parameters are bool, number or string: never null
+        parameters["slo_met"] = answer.slo_met
     body: dict[str, Any] = {"model_name": target, "parameters": parameters, "outputs": outputs}
     if req.id is not None:
         body["id"] = req.id
@@ -367,7 +351,9 @@ def _response(
     )
 
 
-def _as_array(values: Any, dtype: str | None) -> np.ndarray:
+def _as_array(values: np.ndarray, dtype: str | None) -> np.ndarray:
+    """An output as the answering model's dtype (the outputs of an app's default, from JSON values, may
+    be of another type)."""
     if dtype is not None:
         try:
             return np.asarray(values, dtype=dtype)

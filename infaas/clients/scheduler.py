@@ -5,26 +5,24 @@ from __future__ import annotations
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool, RawResponse
+from infaas.clients.base import raise_for_error
+from infaas.clients.envelope import FRAME_TYPE, Answer, Query
+from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool
 from infaas.core.errors import InfaasError, Unavailable
-from infaas.wire.frames import Message
-
-FRAME_TYPE = "application/x-infaas-frame"
 
 
 class QueryDispatch(Protocol):
-    """What the gateway needs of a scheduler: hand over a query (a frame's header and tensors, encoded
-    only if it leaves the process), get the JSON answer.
+    """What the gateway needs of a scheduler: hand over a query, get its answer (`infaas.clients.envelope`).
 
-    Two implementations: `SchedulerClient` (the scheduler as its own service, one HTTP hop) and the
-    scheduler's dispatcher embedded in the gateway process (`services.scheduler.app.EmbeddedScheduler`,
-    composed by the CLI), which saves that hop on every query. Errors are raised as `InfaasError`s or
-    returned as an error status that `raise_for_error` turns into one.
+    Two implementations: `SchedulerClient` (the scheduler as its own service, one HTTP hop, both as
+    frames) and the scheduler's dispatcher embedded in the gateway process
+    (`services.scheduler.app.EmbeddedScheduler`, composed by the CLI), which takes the query object
+    itself and saves that hop on every query. Errors are raised as `InfaasError`s.
     """
 
     async def start(self) -> None: ...
 
-    async def infer(self, frame: Message, *, request_id: str) -> RawResponse: ...
+    async def infer(self, query: Query) -> Answer: ...
 
     async def aclose(self) -> None: ...
 
@@ -40,14 +38,18 @@ class SchedulerClient:
     async def start(self) -> None:
         """Connections open on first use."""
 
-    async def infer(self, frame: Message, *, request_id: str) -> RawResponse:
-        """Send a query frame; the scheduler's JSON answer (or error) is passed through untouched."""
+    async def infer(self, query: Query) -> Answer:
+        """Send a query frame; its answer frame decoded, or the scheduler's error raised here."""
         try:
-            return await self._pool.post(
-                "/internal/infer", frame.encode(), {"Content-Type": FRAME_TYPE, "X-Request-Id": request_id}
+            response = await self._pool.post(
+                "/internal/infer",
+                query.encode(),
+                {"Content-Type": FRAME_TYPE, "X-Request-Id": query.request_id},
             )
         except (OSError, ConnectionLost, TimeoutError) as exc:
             raise unavailable(exc) from exc
+        raise_for_error(response)
+        return Answer.decode(response.content)
 
     async def aclose(self) -> None:
         await self._pool.aclose()

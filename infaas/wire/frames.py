@@ -11,7 +11,6 @@ import math
 import struct
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,18 +39,6 @@ def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -
         chunks.append(contiguous.tobytes())
     head = orjson.dumps({**header, "tensors": specs})
     return b"".join([_LEN.pack(len(head)), head, *chunks])
-
-
-@dataclass(slots=True)
-class Message:
-    """A frame not yet encoded: its header and tensors. A hop inside one process (the gateway to the
-    scheduler embedded in it) passes this instead of encoding a frame only to decode it again."""
-
-    header: dict[str, Any]
-    tensors: dict[str, np.ndarray]
-
-    def encode(self) -> bytes:
-        return encode_frame(self.header, self.tensors)
 
 
 def peek_header(frame: bytes | memoryview) -> dict[str, Any]:

@@ -9,13 +9,12 @@ from contextlib import asynccontextmanager
 import redis.asyncio as aioredis
 from fastapi import APIRouter, FastAPI, Request, Response
 
+from infaas.clients.envelope import FRAME_TYPE, Answer, Query
 from infaas.clients.executor import ExecutorClient
-from infaas.clients.rawhttp import RawResponse
 from infaas.core.config import Settings
 from infaas.core.errors import InfaasError
-from infaas.http.app import install_common, request_id, settle_heap
+from infaas.http.app import install_common, settle_heap
 from infaas.metrics.buffer import BUFFER, flushing
-from infaas.wire.frames import Message
 from services.scheduler import metrics
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
@@ -44,8 +43,8 @@ class EmbeddedScheduler:
         await self.snapshot.start()
         await self.dispatcher.start()
 
-    async def infer(self, frame: Message, *, request_id: str) -> RawResponse:
-        return RawResponse(200, await dispatch(self.dispatcher, frame, request_id))
+    async def infer(self, query: Query) -> Answer:
+        return await dispatch(self.dispatcher, query)
 
     async def aclose(self) -> None:
         await self.dispatcher.stop()
@@ -54,12 +53,12 @@ class EmbeddedScheduler:
         await self.redis.aclose()
 
 
-async def dispatch(dispatcher: Dispatcher, frame: bytes | Message, request_id: str) -> bytes:
+async def dispatch(dispatcher: Dispatcher, query: Query) -> Answer:
     """One query through the dispatcher, timed by outcome."""
     start = time.perf_counter()
     outcome = "ok"
     try:
-        return await dispatcher.infer(frame, request_id)
+        return await dispatcher.infer(query)
     except InfaasError as exc:
         outcome = exc.code
         raise
@@ -70,9 +69,10 @@ async def dispatch(dispatcher: Dispatcher, frame: bytes | Message, request_id: s
 
 async def infer(request: Request) -> Response:
     """The hot route, mounted as a plain Starlette route: no dependency solving or response model,
-    which FastAPI would run for every query (errors still go through the shared handlers)."""
-    body = await dispatch(request.app.state.dispatcher, await request.body(), request_id(request))
-    return Response(body, media_type="application/json")
+    which FastAPI would run for every query (errors still go through the shared handlers). The query
+    and its answer travel as frames (`infaas.clients.envelope`)."""
+    answer = await dispatch(request.app.state.dispatcher, Query.decode(await request.body()))
+    return Response(answer.encode(), media_type=FRAME_TYPE)
 
 
 @router.get("/internal/snapshot")

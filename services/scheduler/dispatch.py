@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import redis.asyncio as aioredis
 
+from infaas.clients.envelope import Answer, Query
 from infaas.clients.executor import ExecutorClient
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
@@ -28,7 +29,6 @@ from infaas.core.errors import (
 from infaas.data import store
 from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
-from infaas.wire.frames import Message, decode_frame
 from services.scheduler import metrics
 from services.scheduler.answers import answer, missed
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
@@ -102,23 +102,21 @@ class Dispatcher:
                 log.warning("counting offered rows failed: %s", exc)
                 sender.offered_rows.update(counts)
 
-    def candidates(self, header: dict[str, Any]) -> CandidateIndex:
-        if header["kind"] == "model":
-            found = self.snapshot.by_model.get(header["target"])
+    def candidates(self, query: Query) -> CandidateIndex:
+        if query.kind == "model":
+            found = self.snapshot.by_model.get(query.target)
             if found is None or not len(found):
-                raise NotFound(
-                    f"model {header['target']!r} has no profiled variant yet", model=header["target"]
-                )
-            pinned = header.get("variant")
+                raise NotFound(f"model {query.target!r} has no profiled variant yet", model=query.target)
+            pinned = query.variant
             if pinned:
                 index = self.snapshot.pinned(found, pinned)
                 if index is None:
                     raise InvalidInput(
-                        f"model {header['target']!r} has no ready variant {pinned!r}", variant=pinned
+                        f"model {query.target!r} has no ready variant {pinned!r}", variant=pinned
                     )
                 return index
             return found
-        return self.snapshot.by_app_signature.get((header["target"], header["signature"]), CandidateIndex(()))
+        return self.snapshot.by_app_signature.get((query.target, query.signature), CandidateIndex(()))
 
     def saturated(self) -> frozenset[str]:
         """Variants whose queued work (rows in flight from this scheduler) exceeds `queue_limit_s` of
@@ -131,14 +129,14 @@ class Dispatcher:
                 out.add(vid)
         return frozenset(out)
 
-    async def infer(self, frame: bytes | Message, request_id: str) -> bytes:
-        """One query: a frame from the scheduler's route, or, from the gateway this dispatcher is
-        embedded in, the same not encoded (built by our own code, so not checked again)."""
+    async def infer(self, query: Query) -> Answer:
+        """One query, as the gateway built it (decoded from its frame by the scheduler's route, or handed
+        over as it is by the gateway this dispatcher is embedded in)."""
         arrived = time.perf_counter()
-        header, inputs = (frame.header, frame.tensors) if isinstance(frame, Message) else decode_frame(frame)
+        inputs = query.tensors
         if not inputs:
             raise InvalidInput("the query carries no inputs")
-        app = str(header.get("app") or header["target"])
+        app = query.app
         if self._app_in_flight[app] >= self.settings.app_max_pending:
             metrics.SHED.labels("app_limit").inc()
             raise TooManyRequests(
@@ -147,17 +145,13 @@ class Dispatcher:
         if self._in_flight >= self.settings.max_pending_queries:
             metrics.SHED.labels("scheduler_full").inc()
             raise Overloaded("the scheduler is at its in-flight limit", retry_after_s=1)
-        rows = int(next(iter(inputs.values())).shape[0])
-        req = Requirements(
-            latency_ms=header.get("latency_ms"),
-            min_accuracy=header.get("min_accuracy"),
-            max_cost=header.get("max_cost"),
-        )
-        decision = self._decide(header, req, rows)
+        rows = query.rows
+        req = query.requirements
+        decision = self._decide(query, rows)
         variant = decision.variant
 
         key = None
-        if header.get("cache", True):
+        if query.cache:
             key = PredictionCache.key(variant.model, input_digest(inputs))
             hit = self._usable(self.cache.get(key), req, rows)
             BUFFER.inc(metrics.CACHE_HIT if hit is not None else metrics.CACHE_MISS)
@@ -165,7 +159,7 @@ class Dispatcher:
                 return answer(
                     hit[0],
                     hit[1],
-                    request_id,
+                    query.request_id,
                     arrived,
                     req,
                     queue_ms=0.0,
@@ -182,7 +176,7 @@ class Dispatcher:
             loaded_now = False
             if decision.action == "load":
                 loaded_now = await self._ensure_loaded(decision)
-            return await self._run(decision, header, inputs, rows, request_id, arrived, req, key, loaded_now)
+            return await self._run(decision, query, rows, arrived, key, loaded_now)
         finally:
             self._app_in_flight[app] -= 1
             self._in_flight -= 1
@@ -190,7 +184,7 @@ class Dispatcher:
             if self._rows_in_flight[variant.id] <= 0:
                 del self._rows_in_flight[variant.id]
 
-    def _decide(self, header: dict[str, Any], req: Requirements, rows: int) -> Decision:
+    def _decide(self, query: Query, rows: int) -> Decision:
         """`get_variant` over the current snapshot, remembered per snapshot: it is a pure function of
         its arguments, and a snapshot is replaced, never changed, when what it holds changes (so is a
         candidate index, which belongs to one). Queries alike (same candidates, requirements, rows,
@@ -199,8 +193,8 @@ class Dispatcher:
         snap = self.snapshot.snapshot
         if snap is not self._decided_for or len(self._decided) >= _MAX_REMEMBERED:
             self._decided_for, self._decided = snap, {}
-        candidates = self.candidates(header)
-        prefer = header.get("prefer", "cost")
+        candidates = self.candidates(query)
+        req, prefer = query.requirements, query.prefer
         saturated = self.saturated()
         key = (candidates, req, rows, prefer, saturated)
         try:
@@ -219,16 +213,14 @@ class Dispatcher:
     async def _run(
         self,
         decision: Decision,
-        header: dict[str, Any],
-        inputs: dict[str, np.ndarray],
+        query: Query,
         rows: int,
-        request_id: str,
         arrived: float,
-        req: Requirements,
         key: str | None,
         loaded_now: bool,
-    ) -> bytes:
-        policy = header.get("policy", "best_effort")
+    ) -> Answer:
+        req = query.requirements
+        policy = query.policy
         hard_deadline = arrived + self.timeout_s
         slo_deadline = arrived + req.latency_ms / 1000 if req.latency_ms is not None else None
         # Under `error` and `default` nobody wants the answer after the SLO: stop waiting then, and tell
@@ -242,17 +234,15 @@ class Dispatcher:
                 reply_header, outputs = await self.sender.send(
                     decision,
                     target,
-                    inputs,
+                    query.tensors,
                     rows=rows,
-                    request_id=request_id,
+                    request_id=query.request_id,
                     budget_ms=req.latency_ms,
                     drop_after=drop_after if wait_until != hard_deadline else None,
                     wait_until=wait_until,
                 )
             except WorkerLost as lost:
-                decision = await self._redirect(
-                    decision, lost, target, header, req, rows, wait_until, redirected
-                )
+                decision = await self._redirect(decision, lost, target, query, rows, wait_until, redirected)
                 loaded_now = loaded_now or decision.action == "load"
                 if decision.action == "load":
                     await self._ensure_loaded(decision)
@@ -266,10 +256,10 @@ class Dispatcher:
                         variant=decision.variant.id,
                         waited_ms=waited,
                     ) from exc
-                return missed(decision, header, rows, request_id, arrived, req)
+                return missed(decision, query, arrived)
             break
         if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
-            return missed(decision, header, rows, request_id, arrived, req)
+            return missed(decision, query, arrived)
         if "error" in reply_header:
             metrics.FAILURES.labels("worker_error").inc()
             raise Unavailable(
@@ -288,7 +278,7 @@ class Dispatcher:
         return answer(
             decision,
             outputs,
-            request_id,
+            query.request_id,
             arrived,
             req,
             queue_ms=reply_header["queue_ms"],
@@ -303,8 +293,7 @@ class Dispatcher:
         decision: Decision,
         lost: WorkerLost,
         target: WorkerView | None,
-        header: dict[str, Any],
-        req: Requirements,
+        query: Query,
         rows: int,
         wait_until: float,
         redirected: list[str],
@@ -326,7 +315,7 @@ class Dispatcher:
                 "no worker could take the query", variant=vid, attempts=redirected, retry_after_s=1
             )
         log.info("re-dispatching a query of %s: %s", vid, redirected[-1])
-        return self._decide(header, req, rows)
+        return self._decide(query, rows)
 
     def _usable(
         self, hit: CachedAnswer | None, req: Requirements, rows: int

@@ -14,14 +14,15 @@ from typing import Any
 
 import numpy as np
 import onnxruntime as ort
-import orjson
 import pytest
 import redis
 import redis.asyncio as aioredis
 
+from infaas.clients.envelope import Answer, Query
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
+from infaas.policy.selection import Requirements
 from infaas.wire.connection import split_addr
 from infaas.wire.frames import encode_frame, peek_header
 from infaas_cli.demo_models import DemoModel
@@ -55,9 +56,11 @@ async def dispatcher(cluster: Cluster, redis_url: str, dispatch_mode: str) -> As
     await client.aclose()
 
 
-def _frame(x: np.ndarray, **header: Any) -> bytes:
-    base = {"kind": "model", "target": "digits", "signature": "x:float32:64", "app": "shop", "cache": False}
-    return encode_frame({**base, **header}, {"x": x})
+def _query(x: np.ndarray, request_id: str, variant: str | None = None) -> Query:
+    asked = Requirements()
+    return Query(
+        "model", "digits", "x:float32:64", asked, {"x": x}, request_id, "shop", cache=False, variant=variant
+    )
 
 
 async def _offer(
@@ -68,7 +71,7 @@ async def _offer(
 
     async def one(i: int) -> None:
         try:
-            results.append(orjson.loads(await dispatcher.infer(_frame(x), f"q{i}")))
+            results.append((await dispatcher.infer(_query(x, f"q{i}")))._asdict())
         except Exception as exc:
             results.append(exc)
 
@@ -110,13 +113,13 @@ async def test_queries_are_answered_once_each_and_counted_as_offered_load(
     before = int(await dispatcher.redis.get(store.offered_rows_key("digits.p")) or 0)
     rng = np.random.default_rng(0)
     xs = [rng.random((1 + i % 3, 64), dtype=np.float32) for i in range(200)]
-    answers = await asyncio.gather(*(dispatcher.infer(_frame(x), f"r{i}") for i, x in enumerate(xs)))
+    answers = await asyncio.gather(*(dispatcher.infer(_query(x, f"r{i}")) for i, x in enumerate(xs)))
     session = ort.InferenceSession(str(small_model.onnx_path), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     expected = [session.run(["probabilities"], {name: x})[0] for x in xs]
     workers = set()
     for x, want, raw in zip(xs, expected, answers, strict=True):
-        body = orjson.loads(raw)
+        body = raw._asdict()
         got = np.asarray(body["outputs"]["probabilities"], dtype=np.float32)
         assert got.shape == (x.shape[0], want.shape[1])  # its own rows, not a neighbour's in the batch
         np.testing.assert_allclose(got, want, atol=1e-5)
@@ -214,8 +217,8 @@ async def test_bad_frames_on_the_push_endpoint_are_answered_or_cut_off_and_harm_
     writer.write(struct.pack(">I", 3) + b"\xff\x00\x01" + b"zzz")
     assert await asyncio.wait_for(reader.read(), 5) == b""
     writer.close()
-    answer = orjson.loads(await dispatcher.infer(_frame(x), "after"))
-    assert answer["variant"] == "digits.b"
+    answer = await dispatcher.infer(_query(x, "after"))
+    assert answer.variant == "digits.b"
 
 
 def _slow_model(layers: int = 64, width: int = 1024) -> bytes:
@@ -276,7 +279,7 @@ async def test_unloading_an_instance_mid_batch_loses_no_query(
         rng = np.random.default_rng(1)
         xs = [rng.random((1, 64), dtype=np.float32) for _ in range(400)]
         pending = [
-            asyncio.create_task(dispatcher.infer(_frame(x, variant="digits.u"), f"u{i}"))
+            asyncio.create_task(dispatcher.infer(_query(x, f"u{i}", variant="digits.u")))
             for i, x in enumerate(xs)
         ]
         await asyncio.sleep(0.1)  # a batch is running (50 of them take ~0.5 s), the rest wait in the inbox
@@ -286,7 +289,7 @@ async def test_unloading_an_instance_mid_batch_loses_no_query(
         await executors.aclose()
     failed = [r for r in results if isinstance(r, BaseException)]
     assert not failed, f"{len(failed)} of {len(results)} queries failed: {failed[:3]}"
-    answers = [orjson.loads(r) for r in results if isinstance(r, bytes)]
+    answers = [r._asdict() for r in results if isinstance(r, Answer)]
     session = ort.InferenceSession(_slow_model(), providers=["CPUExecutionProvider"])
     expected = session.run(["probabilities"], {"x": np.concatenate(xs)})[0]
     got = np.concatenate([np.asarray(a["outputs"]["probabilities"], dtype=np.float32) for a in answers])

@@ -11,12 +11,12 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from infaas.clients.envelope import Query
 from infaas.clients.executor import ExecutorClient
 from infaas.core.config import Settings
 from infaas.core.errors import Overloaded, TooManyRequests
 from infaas.http.app import install_common
-from infaas.policy.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
-from infaas.wire.frames import encode_frame
+from infaas.policy.selection import CandidateIndex, InstanceView, Requirements, Snapshot, WorkerView
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
 from tests.factories import variant_profile
@@ -46,15 +46,15 @@ async def dispatcher(redis_url: str, settings: Settings) -> AsyncIterator[Dispat
     await client.aclose()
 
 
-def frame(app: str = "a") -> bytes:
-    header = {"kind": "model", "target": "m", "signature": "x:float32:4", "app": app, "cache": False}
-    return encode_frame(header, {"x": np.zeros((1, 4), dtype=np.float32)})
+def query(app: str = "a", request_id: str = "r") -> Query:
+    x = np.zeros((1, 4), dtype=np.float32)
+    return Query("model", "m", "x:float32:4", Requirements(), {"x": x}, request_id, app, cache=False)
 
 
 async def test_an_app_over_its_in_flight_limit_gets_429(dispatcher: Dispatcher) -> None:
     dispatcher._app_in_flight["a"] = 2  # two queries of app `a` already waiting on workers
     with pytest.raises(TooManyRequests) as info:
-        await dispatcher.infer(frame("a"), "r1")
+        await dispatcher.infer(query("a", "r1"))
     assert info.value.status == 429 and info.value.details["retry_after_s"] == 1
 
 
@@ -63,7 +63,7 @@ async def test_a_variant_with_a_full_queue_is_shed_with_503(dispatcher: Dispatch
     dispatcher._rows_in_flight[VARIANT.id] = 50
     assert dispatcher.saturated() == frozenset({VARIANT.id})
     with pytest.raises(Overloaded) as info:
-        await dispatcher.infer(frame(), "r2")
+        await dispatcher.infer(query(request_id="r2"))
     assert info.value.status == 503 and info.value.details["retry_after_s"] == 1
     dispatcher._rows_in_flight[VARIANT.id] = 49
     assert dispatcher.saturated() == frozenset()

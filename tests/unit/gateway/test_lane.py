@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI, Request
 
 from gateway.dataplane.lane import QueryLane, _match
-from gateway.dataplane.routes import app_query_frame, model_query_frame
+from gateway.dataplane.routes import app_query, model_query
 
 
 def scope(method: str, path: str) -> dict[str, object]:
@@ -18,10 +18,10 @@ def scope(method: str, path: str) -> dict[str, object]:
 
 
 def test_the_two_query_routes_are_taken_with_their_name() -> None:
-    assert _match(scope("POST", "/v1/apps/shop/infer")) == ("/v1/apps/{app}/infer", app_query_frame, "shop")
+    assert _match(scope("POST", "/v1/apps/shop/infer")) == ("/v1/apps/{app}/infer", app_query, "shop")
     assert _match(scope("POST", "/v1/models/digits-mlp-small/infer")) == (
         "/v1/models/{name}/infer",
-        model_query_frame,
+        model_query,
         "digits-mlp-small",
     )
 

@@ -1,4 +1,4 @@
-"""The scheduler's JSON answer → the protocol's answer: requested outputs, JSON or binary each, dtypes
+"""The scheduler's `Answer` → the protocol's answer: requested outputs, JSON or binary each, dtypes
 of the answering model, and what the system did in `parameters`."""
 
 from __future__ import annotations
@@ -12,24 +12,30 @@ from tritonclient.http import InferResult
 
 from gateway.oip.codec import InferRequestV2, RequestedOutput
 from gateway.oip.routes import HEADER_LENGTH, _response
+from infaas.clients.envelope import Answer
 from infaas.core.errors import BadRequest
 
 
-def answer(**changes: Any) -> dict[str, Any]:
-    base = {
-        "outputs": {"probabilities": [[0.25, 0.75], [1.0, 0.0]], "label": [[1], [0]]},
-        "model": "m",
-        "variant": "m.v",
-        "worker": "cpu-1",
-        "hardware": "cpu",
-        "latency_ms": {"queue": 0.5, "compute": 1.25, "total": 2.0},
-        "slo_met": True,
-        "cached": False,
-        "default": False,
-        "reason": "cheapest active variant meeting the requirements",
-        "request_id": "r1",
-    }
-    return {**base, **changes}
+def answer(**changes: Any) -> Answer:
+    base = Answer(
+        outputs={
+            "probabilities": np.array([[0.25, 0.75], [1.0, 0.0]], dtype=np.float32),
+            "label": np.array([[1], [0]], dtype=np.int64),
+        },
+        model="m",
+        variant="m.v",
+        worker="cpu-1",
+        hardware="cpu",
+        queue_ms=0.5,
+        compute_ms=1.25,
+        total_ms=2.0,
+        slo_met=True,
+        cached=False,
+        default=False,
+        reason="cheapest active variant meeting the requirements",
+        request_id="r1",
+    )
+    return base._replace(**changes)
 
 
 DTYPES = {"probabilities": "float32", "label": "int64"}
@@ -105,6 +111,7 @@ def test_unknown_outputs_are_400_and_odd_defaults_keep_their_own_type() -> None:
     with pytest.raises(BadRequest, match=r"unknown outputs \['logits'\]"):
         _response("m", request([RequestedOutput("logits", False)]), answer(), DTYPES)
     # An app's default output of another type than the model's (e.g. labels as strings) is answered as is.
-    odd = _response("m", request(None), answer(outputs={"probabilities": [["n/a"]]}, default=True), DTYPES)
+    odd_default = {"probabilities": np.asarray([["n/a"]])}  # a default row, as the scheduler repeats it
+    odd = _response("m", request(None), answer(outputs=odd_default, default=True), DTYPES)
     out = orjson.loads(odd.body)["outputs"][0]
     assert out["datatype"] == "BYTES" and out["data"] == ["n/a"]

@@ -1,14 +1,16 @@
-"""Decoded Open Inference Protocol tensors → the same binary frames as `/v1` queries (exact names and
-dtypes, the app's defaults for omitted requirements, the first of an app's signatures that fits)."""
+"""Decoded Open Inference Protocol tensors → the same `Query` as `/v1` queries (exact names and dtypes,
+the app's defaults for omitted requirements, the first of an app's signatures that fits)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gateway.dataplane.queries import app_frame_from_arrays, arrays_for, model_frame_from_arrays
+from gateway.dataplane.queries import arrays_for, build
+from infaas.clients.envelope import Query
 from infaas.core.errors import InvalidInput
-from infaas.wire.frames import decode_frame
+from infaas.policy.selection import Requirements
+from infaas.schemas.api import AppInternal, ModelInternal
 from infaas.wire.tensors import Signature
 from tests.unit.gateway.test_queries import TWO_INPUTS, X2, X4, app, model
 
@@ -32,33 +34,43 @@ def test_arrays_must_match_names_and_dtypes_exactly() -> None:
         arrays_for(Signature.from_json(X2), {"x": np.array([[np.nan, 1]], dtype=np.float32)}, max_rows=8)
 
 
-def test_model_frame_carries_requirements_pin_and_the_apps_policy() -> None:
+def query(
+    owner: AppInternal,
+    m: ModelInternal | None,
+    arrays: dict[str, np.ndarray],
+    asked: Requirements,
+    variant: str | None = None,
+) -> Query:
+    return build(
+        owner,
+        m,
+        lambda signature: arrays_for(signature, arrays, max_rows=8),
+        asked,
+        variant=variant,
+        request_id="r1",
+    )
+
+
+def test_model_query_carries_requirements_pin_and_the_apps_policy() -> None:
     m = model("m", X4)
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
-    frame = model_frame_from_arrays(
-        m, app([m]), {"x": x}, latency_ms=20.0, min_accuracy=None, variant="m.v1", max_rows=8
-    )
-    header, tensors = decode_frame(frame.encode())
-    assert header["kind"] == "model" and header["target"] == "m" and header["variant"] == "m.v1"
-    assert header["latency_ms"] == 20.0 and header["min_accuracy"] is None  # a named model has no defaults
-    assert header["policy"] == "best_effort" and header["app"] == "shop"
-    np.testing.assert_array_equal(tensors["x"], x)
+    q = query(app([m]), m, {"x": x}, Requirements(latency_ms=20.0), variant="m.v1")
+    assert q.kind == "model" and q.target == "m" and q.variant == "m.v1"
+    assert q.requirements == Requirements(latency_ms=20.0)  # a named model has no defaults
+    assert q.policy == "best_effort" and q.app == "shop" and q.request_id == "r1"
+    np.testing.assert_array_equal(q.tensors["x"], x)
 
 
-def test_app_frame_picks_the_signature_that_fits_and_fills_in_defaults() -> None:
+def test_app_query_picks_the_signature_that_fits_and_fills_in_defaults() -> None:
     shop = app(
         [model("two", X2, mid=1), model("four", X4, mid=2), model("broken", X4, status="failed", mid=3)]
     )
     x = np.ones((1, 4), dtype=np.float32)
-    header, tensors = decode_frame(
-        app_frame_from_arrays(shop, {"x": x}, latency_ms=None, min_accuracy=0.5, max_rows=8).encode()
-    )
-    assert header["kind"] == "app" and header["signature"] == Signature.from_json(X4).key
-    assert header["latency_ms"] == 50.0 and header["min_accuracy"] == 0.5
-    np.testing.assert_array_equal(tensors["x"], x)
+    q = query(shop, None, {"x": x}, Requirements(min_accuracy=0.5))
+    assert q.kind == "app" and q.signature == Signature.from_json(X4).key
+    assert q.requirements == Requirements(latency_ms=50.0, min_accuracy=0.5)
+    np.testing.assert_array_equal(q.tensors["x"], x)
     with pytest.raises(InvalidInput, match="must have shape"):
-        app_frame_from_arrays(
-            shop, {"x": np.ones((1, 3), np.float32)}, latency_ms=None, min_accuracy=None, max_rows=8
-        )
+        query(shop, None, {"x": np.ones((1, 3), np.float32)}, Requirements())
     with pytest.raises(InvalidInput, match="no registered model"):
-        app_frame_from_arrays(app([]), {"x": x}, latency_ms=None, min_accuracy=None, max_rows=8)
+        query(app([]), None, {"x": x}, Requirements())

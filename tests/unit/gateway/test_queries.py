@@ -1,4 +1,4 @@
-"""The gateway's hot path: JSON body → validated tensors → binary frame for the scheduler."""
+"""The gateway's hot path: JSON body → validated tensors → the scheduler's `Query` (and its frame)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import numpy as np
 import orjson
 import pytest
 
-from gateway.dataplane.queries import app_frame, model_frame, parse_body, tensors_for
+from gateway.dataplane.queries import from_json, parse_body, tensors_for
+from infaas.clients.envelope import Query
 from infaas.core.errors import BadRequest, InvalidInput
+from infaas.policy.selection import Requirements
 from infaas.schemas.api import AppInternal, ModelInternal
-from infaas.wire.frames import decode_frame
 from infaas.wire.tensors import Signature, TensorSpec
 
 
@@ -59,12 +60,15 @@ TWO_INPUTS = Signature.from_json(sig_json(("a", "float32", [None, 2]), ("b", "in
 
 def test_parse_body_accepts_a_query() -> None:
     body = orjson.dumps({"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8})
-    assert parse_body(body) == {"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8}
+    assert parse_body(body) == (
+        {"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8},
+        Requirements(latency_ms=20, min_accuracy=0.8),
+    )
 
 
 @pytest.mark.parametrize("accuracy", [0, 0.0, 1, 1.0, None])
 def test_parse_body_accuracy_bounds_are_inclusive(accuracy: float | None) -> None:
-    assert parse_body(orjson.dumps({"inputs": [], "min_accuracy": accuracy}))["min_accuracy"] == accuracy
+    assert parse_body(orjson.dumps({"inputs": [], "min_accuracy": accuracy}))[1].min_accuracy == accuracy
 
 
 @pytest.mark.parametrize("body", [b"{not json", b"", b'{"inputs": [1,', b"\xff\xfe"])
@@ -171,87 +175,91 @@ def test_tensors_for_enforces_max_rows() -> None:
     assert info.value.details["max_rows"] == 2
 
 
-# --- model_frame / app_frame --------------------------------------------------------------------------
+# --- from_json: a /v1 body up to the query --------------------------------------------------------------
 
 
-def test_model_frame_header_and_arrays() -> None:
+def model_query(m: ModelInternal, owner: AppInternal, data: dict[str, Any]) -> Query:
+    return from_json(owner, m, *parse_body(orjson.dumps(data)), request_id="r1", max_rows=8)
+
+
+def app_query(owner: AppInternal, data: dict[str, Any]) -> Query:
+    return from_json(owner, None, *parse_body(orjson.dumps(data)), request_id="r1", max_rows=8)
+
+
+def test_model_query_fields_and_arrays_and_its_frame() -> None:
     owner = app([], latency=None, accuracy=None)
-    frame = model_frame(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "latency_ms": 15}, max_rows=8)
-    header, tensors = decode_frame(frame.encode())  # what a scheduler service receives
-    assert header == frame.header and tensors.keys() == frame.tensors.keys()  # what an embedded one gets
-    assert header == {
-        "kind": "model",
-        "target": "clf",
-        "signature": "x:float32:4",
-        "latency_ms": 15,
-        "min_accuracy": None,
-        "max_cost": None,
-        "variant": None,
-        "app": "shop",
-        "policy": "best_effort",
-        "cache": True,
-        "prefer": "cost",
-    }
-    np.testing.assert_array_equal(tensors["x"], np.array([[1, 2, 3, 4]], dtype=np.float32))
-    assert tensors["x"].dtype == np.float32
+    query = model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "latency_ms": 15})
+    assert query._replace(tensors={}) == Query(
+        kind="model",
+        target="clf",
+        signature="x:float32:4",
+        requirements=Requirements(latency_ms=15),
+        tensors={},
+        request_id="r1",
+        app="shop",
+        policy="best_effort",
+        cache=True,
+        prefer="cost",
+        variant=None,
+        default_output=None,
+    )
+    np.testing.assert_array_equal(query.tensors["x"], np.array([[1, 2, 3, 4]], dtype=np.float32))
+    assert query.tensors["x"].dtype == np.float32
+    received = Query.decode(query.encode())  # what a scheduler service receives
+    assert received._replace(tensors={}) == query._replace(tensors={})
+    np.testing.assert_array_equal(received.tensors["x"], query.tensors["x"])
 
 
-def test_app_frame_picks_the_matching_signature_and_applies_defaults() -> None:
+def test_app_query_picks_the_matching_signature_and_applies_defaults() -> None:
     shop = app([model("small", X4, mid=1), model("wide", X8, mid=2)], latency=50.0, accuracy=0.9)
     rows = [list(range(8)), list(range(8, 16))]
-    header, tensors = decode_frame(app_frame(shop, {"inputs": rows}, max_rows=8).encode())
-    assert header == {
-        "kind": "app",
-        "target": "shop",
-        "signature": "x:float32:8",
-        "latency_ms": 50.0,
-        "min_accuracy": 0.9,
-        "max_cost": None,
-        "app": "shop",
-        "policy": "best_effort",
-        "cache": True,
-        "prefer": "cost",
-    }
-    assert tensors["x"].shape == (2, 8)
-    np.testing.assert_array_equal(tensors["x"], np.arange(16, dtype=np.float32).reshape(2, 8))
+    query = app_query(shop, {"inputs": rows})
+    assert (query.kind, query.target, query.signature) == ("app", "shop", "x:float32:8")
+    assert query.requirements == Requirements(latency_ms=50.0, min_accuracy=0.9)
+    assert (query.app, query.policy, query.cache, query.prefer, query.variant) == (
+        "shop",
+        "best_effort",
+        True,
+        "cost",
+        None,
+    )
+    assert query.tensors["x"].shape == (2, 8)
+    np.testing.assert_array_equal(query.tensors["x"], np.arange(16, dtype=np.float32).reshape(2, 8))
 
 
-def test_app_frame_query_values_override_defaults_even_zero() -> None:
+def test_app_query_values_override_defaults_even_zero() -> None:
     shop = app([model("small", X4)], latency=50.0, accuracy=0.9)
-    data = {"inputs": [[1, 2, 3, 4]], "latency_ms": 5, "min_accuracy": 0}
-    header, _ = decode_frame(app_frame(shop, data, max_rows=8).encode())
-    assert header["latency_ms"] == 5
-    assert header["min_accuracy"] == 0  # an explicit 0 is not "no value"
+    query = app_query(shop, {"inputs": [[1, 2, 3, 4]], "latency_ms": 5, "min_accuracy": 0})
+    assert query.requirements.latency_ms == 5
+    assert query.requirements.min_accuracy == 0  # an explicit 0 is not "no value"
 
 
-def test_app_frame_without_defaults_sends_none() -> None:
+def test_app_query_without_defaults_sends_none() -> None:
     shop = app([model("small", X4)], latency=None, accuracy=None)
-    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8).encode())
-    assert header["latency_ms"] is None
-    assert header["min_accuracy"] is None
+    assert app_query(shop, {"inputs": [[1, 2, 3, 4]]}).requirements == Requirements()
 
 
-def test_app_frame_ignores_failed_models() -> None:
+def test_app_query_ignores_failed_models() -> None:
     shop = app([model("small", X4, mid=1), model("broken", X2, status="failed", mid=2)])
     with pytest.raises(InvalidInput) as info:
-        app_frame(shop, {"inputs": [[1, 2]]}, max_rows=8)
+        app_query(shop, {"inputs": [[1, 2]]})
     # The only live signature takes 4 columns: that is the mismatch reported.
     assert info.value.details["expected_shape"] == [None, 4]
     assert info.value.details["got_shape"] == [1, 2]
 
 
-def test_app_frame_raises_the_first_mismatch_when_none_match() -> None:
+def test_app_query_raises_the_first_mismatch_when_none_match() -> None:
     shop = app([model("small", X4, mid=1), model("wide", X8, mid=2)])
     with pytest.raises(InvalidInput) as info:
-        app_frame(shop, {"inputs": [[1, 2, 3]]}, max_rows=8)
+        app_query(shop, {"inputs": [[1, 2, 3]]})
     assert info.value.details["expected_shape"] == [None, 4]  # from the first model, not the second
 
 
-def test_app_frame_same_signature_twice_is_fine() -> None:
+def test_app_query_same_signature_twice_is_fine() -> None:
     shop = app([model("a", X4, mid=1), model("b", X4, mid=2)])
-    header, tensors = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8).encode())
-    assert header["signature"] == "x:float32:4"
-    assert tensors["x"].shape == (1, 4)
+    query = app_query(shop, {"inputs": [[1, 2, 3, 4]]})
+    assert query.signature == "x:float32:4"
+    assert query.tensors["x"].shape == (1, 4)
 
 
 @pytest.mark.parametrize(
@@ -259,9 +267,9 @@ def test_app_frame_same_signature_twice_is_fine() -> None:
     [[], [model("broken", X4, status="failed")]],
     ids=["no-models", "only-failed"],
 )
-def test_app_frame_without_a_usable_model(models: list[ModelInternal]) -> None:
+def test_app_query_without_a_usable_model(models: list[ModelInternal]) -> None:
     with pytest.raises(InvalidInput) as info:
-        app_frame(app(models), {"inputs": [[1, 2, 3, 4]]}, max_rows=8)
+        app_query(app(models), {"inputs": [[1, 2, 3, 4]]})
     assert info.value.details == {"app": "shop"}
 
 
@@ -269,14 +277,13 @@ def test_default_policy_carries_the_default_output_and_pinning_is_for_models_onl
     shop = app([model("small", X4, mid=1)]).model_copy(
         update={"slo_policy": "default", "default_output": {"y": [0.5, 0.5]}}
     )
-    header, _ = decode_frame(app_frame(shop, {"inputs": [[1, 2, 3, 4]]}, max_rows=8).encode())
-    assert header["policy"] == "default" and header["default_output"] == {"y": [0.5, 0.5]}
+    query = app_query(shop, {"inputs": [[1, 2, 3, 4]]})
+    assert query.policy == "default" and query.default_output == {"y": [0.5, 0.5]}
+    assert Query.decode(query.encode()).default_output == {"y": [0.5, 0.5]}
     with pytest.raises(InvalidInput) as info:
-        app_frame(shop, {"inputs": [[1, 2, 3, 4]], "variant": "small.x"}, max_rows=8)
+        app_query(shop, {"inputs": [[1, 2, 3, 4]], "variant": "small.x"})
     assert info.value.details["field"] == "variant"
-    pinned, _ = decode_frame(
-        model_frame(
-            model("small", X4), shop, {"inputs": [[1, 2, 3, 4]], "variant": "v1"}, max_rows=8
-        ).encode()
-    )
-    assert pinned["variant"] == "v1"
+    with pytest.raises(InvalidInput) as typed:
+        model_query(model("small", X4), shop, {"inputs": [[1, 2, 3, 4]], "variant": 7})
+    assert typed.value.details["field"] == "variant"
+    assert model_query(model("small", X4), shop, {"inputs": [[1, 2, 3, 4]], "variant": "v1"}).variant == "v1"
