@@ -24,6 +24,9 @@ _ALLOWED_DTYPES = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 )
 _NAMES = {np.dtype(n).newbyteorder("<"): n for n in _ALLOWED_DTYPES}
+# Little-endian on the wire, whatever the host; built once (a dtype per tensor per frame costs as much
+# as the rest of a small frame's decoding).
+_WIRE_DTYPES = {n: np.dtype(n).newbyteorder("<") for n in _ALLOWED_DTYPES}
 
 
 def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -> bytes:
@@ -93,11 +96,11 @@ def _check_spec(spec: Any) -> tuple[str, np.dtype[Any], tuple[int, ...]]:
     name, dtype_name, shape = spec.get("name"), spec.get("dtype"), spec.get("shape")
     if not isinstance(name, str):
         raise BadRequest("frame tensor without a name")
-    if dtype_name not in _ALLOWED_DTYPES:
+    dtype = _WIRE_DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None
+    if dtype is None:
         raise BadRequest(f"unsupported dtype {dtype_name!r} in frame")
     if not isinstance(shape, list) or not all(
         isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
     ):
         raise BadRequest("frame tensor shape must be a list of non-negative integers")
-    # Little-endian on the wire, whatever the host.
-    return name, np.dtype(dtype_name).newbyteorder("<"), tuple(shape)
+    return name, dtype, tuple(shape)
