@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     """Where local state lives: SQLite database, artifacts, embedded Redis, cached demo models."""
 
     database_url: str = ""
-    """SQLAlchemy URL of the metadata database; empty means SQLite at `<var_dir>/infaas.data.db`."""
+    """SQLAlchemy URL of the metadata database; empty means SQLite at `<var_dir>/infaas.db`."""
 
     redis_url: str = ""
     """Redis URL of the metadata store, query streams and Celery broker. Empty is only valid for the
@@ -240,7 +240,7 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
-        return f"sqlite:///{(self.var_dir / 'infaas.data.db').resolve()}"
+        return f"sqlite:///{(self.var_dir / 'infaas.db').resolve()}"
 
     @property
     def prices(self) -> PriceTable:

@@ -54,7 +54,7 @@ def test_cli_db_upgrade_creates_the_sqlite_schema(tmp_path: Path, monkeypatch: p
     try:
         result = CliRunner().invoke(app, ["db", "upgrade"])
         assert result.exit_code == 0, result.output
-        url = f"sqlite:///{tmp_path / 'infaas.data.db'}"
+        url = f"sqlite:///{tmp_path / 'infaas.db'}"
         engine = make_engine(url)
         try:
             assert set(inspect(engine).get_table_names()) == TABLES

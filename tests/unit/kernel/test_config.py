@@ -32,7 +32,7 @@ def test_dsn_normalization_applies_to_the_environment(monkeypatch: pytest.Monkey
 
 def test_resolved_database_url_defaults_to_sqlite_under_var_dir(tmp_path: Path) -> None:
     s = Settings(var_dir=tmp_path / "state")
-    assert s.resolved_database_url == f"sqlite:///{(tmp_path / 'state').resolve()}/infaas.data.db"
+    assert s.resolved_database_url == f"sqlite:///{(tmp_path / 'state').resolve()}/infaas.db"
 
 
 def test_resolved_database_url_is_absolute_for_a_relative_var_dir(
@@ -40,7 +40,7 @@ def test_resolved_database_url_is_absolute_for_a_relative_var_dir(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     s = Settings(var_dir=Path("var"))
-    assert s.resolved_database_url == f"sqlite:///{tmp_path.resolve()}/var/infaas.data.db"
+    assert s.resolved_database_url == f"sqlite:///{tmp_path.resolve()}/var/infaas.db"
 
 
 def test_resolved_database_url_explicit() -> None:
@@ -117,7 +117,7 @@ def test_child_env_carries_the_resolved_configuration(
     s = Settings(var_dir=tmp_path, redis_url="redis://r:1/0", admin_key="k")
     env = s.child_env()
     assert env["INFAAS_VAR_DIR"] == str(tmp_path.resolve())
-    assert env["INFAAS_DATABASE_URL"] == f"sqlite:///{tmp_path.resolve()}/infaas.data.db"
+    assert env["INFAAS_DATABASE_URL"] == f"sqlite:///{tmp_path.resolve()}/infaas.db"
     assert env["INFAAS_REDIS_URL"] == "redis://r:1/0"
     assert env["INFAAS_ARTIFACT_DIR"] == str((tmp_path / "artifacts").resolve())
     assert env["INFAAS_ADMIN_KEY"] == "k"
