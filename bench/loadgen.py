@@ -13,7 +13,7 @@ request, so that it is not the bottleneck on a small machine that also runs the 
 and decoded only after the run.
 
 Used by `bench/overhead.py`; the pure helpers (schedule, percentiles, request encoding, response
-parsing) are unit-tested in `tests/unit/test_bench_loadgen.py`. Usage as a library:
+parsing) are unit-tested in `tests/unit/bench/test_bench_loadgen.py`. Usage as a library:
 
     schedule = poisson_schedule(rate=200, duration_s=10, seed=1)
     result = run(run_open_loop(Target.parse(url), [request_bytes], schedule, connections=32))

@@ -7,7 +7,7 @@ formatter runs afterwards, so the output depends only on the schema and the gene
     .venv/bin/python sdk/generate.py            # or: make sdk
     .venv/bin/python sdk/generate.py --check    # exit 1 if sdk/python is out of date
 
-`tests/unit/test_sdk_drift.py` runs the check.
+`tests/unit/gateway/test_sdk_drift.py` runs the check.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class MetricBuffer:
 def observe_many(histogram: Any, values: list[float]) -> None:
     """What `observe` called once per value writes, with one write per bucket touched: prometheus_client
     keeps a histogram child's sum and non-cumulative bucket values in `_sum` and `_buckets`, one per upper
-    bound in `_upper_bounds` (the last is +Inf). `tests/unit/test_metric_buffer.py` checks this against
+    bound in `_upper_bounds` (the last is +Inf). `tests/unit/kernel/test_metric_buffer.py` checks this against
     `observe` on the installed version."""
     histogram._raise_if_not_observable()
     bounds: list[float] = histogram._upper_bounds

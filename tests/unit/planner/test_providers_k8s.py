@@ -1,6 +1,6 @@
 """The Kubernetes WorkerProvider against recorded API calls: a real `kubernetes.client.ApiClient` (its
 serialization, URL building and deserialization all run) whose REST layer replays the JSON responses in
-tests/unit/k8s_recordings/ and checks each request (method, path, body) against the recording. No
+tests/unit/planner/k8s_recordings/ and checks each request (method, path, body) against the recording. No
 cluster exists here; the recordings follow the Kubernetes API reference (autoscaling/v1 Scale,
 apps/v1 Deployment, v1 Pod, v1 Status)."""
 
