@@ -10,14 +10,20 @@ import struct
 import pytest
 
 from infaas.wire.connection import FramedProtocol, split_addr
+from tests.polling import async_wait_for
 
 
 class Recorder(FramedProtocol):
     def __init__(self, *, max_frame_bytes: int = 1 << 20) -> None:
         super().__init__(max_frame_bytes=max_frame_bytes)
         self.frames: list[bytes] = []
+        self.received = 0  # bytes read off the socket so far
         self.lost = asyncio.Event()
         self.got = asyncio.Event()
+
+    def data_received(self, data: bytes) -> None:
+        self.received += len(data)
+        super().data_received(data)
 
     def frame_received(self, frame: bytes | memoryview) -> None:
         self.frames.append(bytes(frame))
@@ -40,16 +46,8 @@ async def _pair(max_frame_bytes: int = 1 << 20) -> tuple[Recorder, socket.socket
     port = server.sockets[0].getsockname()[1]
     raw = socket.create_connection(("127.0.0.1", port))
     raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    while not server_side:
-        await asyncio.sleep(0.01)
+    await async_wait_for(lambda: server_side, what="the connection accepted")
     return server_side[0], raw, server
-
-
-async def _until(predicate, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.01)
 
 
 def _framed(payload: bytes) -> bytes:
@@ -61,12 +59,13 @@ async def test_frames_split_across_reads_and_packed_into_one_arrive_whole_and_in
     try:
         payloads = [b"a" * n for n in (0, 1, 3, 1000, 70_000)] + [bytes(range(256))]
         stream = b"".join(_framed(p) for p in payloads)
-        # Byte by byte through the first frames (the length prefix itself split), then the rest at once.
+        # Byte by byte through the first frames (the length prefix itself split), each byte read on its own
+        # before the next is sent, then the rest at once.
         for i in range(12):
             raw.sendall(stream[i : i + 1])
-            await asyncio.sleep(0.002)
+            await async_wait_for(lambda n=i + 1: rec.received == n, what=f"byte {i + 1} read")
         raw.sendall(stream[12:])
-        await _until(lambda: len(rec.frames) == len(payloads))
+        await async_wait_for(lambda: len(rec.frames) == len(payloads), what="every frame")
         assert rec.frames == payloads
     finally:
         raw.close()
@@ -96,7 +95,7 @@ async def test_sends_of_one_loop_turn_leave_as_one_write_and_arrive_framed() -> 
     try:
         port = server.sockets[0].getsockname()[1]
         _, client = await loop.create_connection(Recorder, "127.0.0.1", port)
-        await _until(lambda: bool(accepted))
+        await async_wait_for(lambda: accepted, what="the connection accepted")
         writes: list[bytes] = []
         assert client.transport is not None
         real_write = client.transport.write
@@ -108,7 +107,7 @@ async def test_sends_of_one_loop_turn_leave_as_one_write_and_arrive_framed() -> 
         client.transport.write = counting_write  # type: ignore[method-assign]
         for i in range(5):
             client.send(f"q{i}".encode())
-        await _until(lambda: len(accepted[0].frames) == 5)
+        await async_wait_for(lambda: len(accepted[0].frames) == 5, what="five frames")
         assert len(writes) == 1, "five sends in one loop turn must leave in one write"
         assert accepted[0].frames == [b"q0", b"q1", b"q2", b"q3", b"q4"]
         client.close()
