@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import redis.asyncio as aioredis
 
 from infaas.data import store
 from services.planner.loops.leader import LEADER_KEY, LeaderLock
 from services.planner.loops.observe import LoadMeter
+from tests.polling import async_wait_for
+
+
+async def _gone(client: aioredis.Redis) -> bool:
+    return not await client.exists(LEADER_KEY)
 
 
 async def test_exactly_one_planner_holds_the_lease_and_another_takes_over_when_it_lapses(
@@ -20,7 +23,9 @@ async def test_exactly_one_planner_holds_the_lease_and_another_takes_over_when_i
         b = LeaderLock(client, lease_s=0.3, owner="b")
         assert await a.hold() and not await b.hold()
         assert await a.hold()  # renewing its own lease
-        await asyncio.sleep(0.45)  # a stopped renewing (crashed): the lease lapses
+        assert 0 < await client.pttl(LEADER_KEY) <= 300  # a lease, not a lock held forever
+        # a stops renewing (crashed): Redis lets the lease lapse
+        await async_wait_for(lambda: _gone(client), what="a's lease lapsed", timeout_s=5)
         assert await b.hold() and not await a.hold()
         await a.release()  # releasing someone else's lease does nothing
         assert await client.get(LEADER_KEY) == b"b"
