@@ -22,6 +22,7 @@ from services.planner.loops.worker_autoscaler import WorkerAutoscaler
 from services.planner.policies.worker_pool import WorkerConfig
 from services.planner.providers.local import LocalProcessProvider
 from tests.integration.planner.conftest import Cluster, QuerySource
+from tests.polling import async_wait_for
 
 
 def _live(url: str) -> set[str]:
@@ -32,11 +33,8 @@ def _live(url: str) -> set[str]:
         client.close()
 
 
-async def _wait(predicate, timeout_s: float = 60.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.25)
+def _served_by(queries: QuerySource) -> set[str]:
+    return {str(a["worker"]) for a in queries.answers.values()}
 
 
 async def test_a_requested_worker_starts_and_goes_again_once_idle(cluster: Cluster, redis_url: str) -> None:
@@ -64,20 +62,25 @@ async def test_a_requested_worker_starts_and_goes_again_once_idle(cluster: Clust
         requests.ask("cpu", time.time(), "upgrade digits.b ×1 needs room")
         (decision,) = await scaler.tick()
         assert decision.action == "add_worker" and "needs room" in decision.reason
-        await _wait(lambda: len(_live(redis_url)) == 3)
+        await async_wait_for(
+            lambda: len(_live(redis_url)) == 3, what="the new worker's heartbeat", timeout_s=60
+        )
         (new,) = _live(redis_url) - before
         port = int(new.rsplit("-", 1)[1])
         proc = provider.suite.procs[f"executor-{port}"]
         assert len(os.sched_getaffinity(proc.pid)) == 1  # its own core
+
         # Idle for idle_s: only the worker this provider started may go, never the launcher's.
-        deadline = time.monotonic() + 30
-        while not scaler.removing and time.monotonic() < deadline:
+        async def ticked_until_removing() -> bool:
             await scaler.tick()
-            await asyncio.sleep(0.5)
+            return bool(scaler.removing)
+
+        # a tick every 0.5 s (a planner loop, sped up) until idle_s has passed and it starts removing one
+        await async_wait_for(ticked_until_removing, what="an idle worker removed", timeout_s=30, every_s=0.5)
         assert list(scaler.removing) == [new]
         await scaler.settle()
         assert proc.poll() is not None  # drained, then exited by itself
-        await _wait(lambda: _live(redis_url) == before, 10)
+        await async_wait_for(lambda: _live(redis_url) == before, what="the drained worker forgotten")
         done = [(e.action, e.outcome) for e in await events.list()]
         assert ("add_worker", "done") in done and ("drain_worker", "done") in done
     finally:
@@ -99,13 +102,16 @@ async def test_draining_a_serving_worker_loses_no_query(
     try:
         before = _live(redis_url)
         await provider.add("cpu")
-        await _wait(lambda: len(_live(redis_url)) == 3)
+        await async_wait_for(
+            lambda: len(_live(redis_url)) == 3, what="the new worker's heartbeat", timeout_s=60
+        )
         (new,) = _live(redis_url) - before
         new_url = f"http://127.0.0.1:{new.rsplit('-', 1)[1]}"
         await executors.load(new_url, variant.id)
         await executors.load(cluster.executor_urls[0], variant.id)
         load = asyncio.create_task(queries.send(variant.id, rate=60, seconds=6))
-        await asyncio.sleep(2.5)
+        # drained while it is serving: once both workers have answered some of the load
+        await async_wait_for(lambda: len(_served_by(queries)) == 2, what="both workers serving")
         drained = await executors.drain_worker(new_url, exit=True)
         assert drained["draining"] and drained["exiting"]
         assert [i["variant"] for i in drained["instances"]] == [variant.id]  # type: ignore[index]
@@ -114,7 +120,7 @@ async def test_draining_a_serving_worker_loses_no_query(
         missing = set(queries.sent) - set(queries.answers)
         assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
         assert not [a for a in queries.answers.values() if a.get("error")]
-        served_by = {a["worker"] for a in queries.answers.values()}
+        served_by = _served_by(queries)
         assert new in served_by and len(served_by) == 2  # both served; the drained one until it left
         assert new not in _live(redis_url)  # it forgot itself in the metadata store
     finally:
