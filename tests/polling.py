@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 T = TypeVar("T")
 
@@ -23,9 +23,17 @@ def wait_for(condition: Callable[[], T], *, what: str, timeout_s: float = 10.0, 
     return got
 
 
+@overload
 async def async_wait_for(
-    condition: Callable[[], T | Awaitable[T]], *, what: str, timeout_s: float = 10.0, every_s: float = 0.02
-) -> T:
+    condition: Callable[[], Awaitable[T]], *, what: str, timeout_s: float = ..., every_s: float = ...
+) -> T: ...
+@overload
+async def async_wait_for(
+    condition: Callable[[], T], *, what: str, timeout_s: float = ..., every_s: float = ...
+) -> T: ...
+async def async_wait_for(
+    condition: Callable[[], object], *, what: str, timeout_s: float = 10.0, every_s: float = 0.02
+) -> object:
     """`wait_for` inside an event loop: `condition` may be a plain or an async function."""
     deadline = time.monotonic() + timeout_s
     while True:

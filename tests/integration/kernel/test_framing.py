@@ -50,6 +50,10 @@ async def _pair(max_frame_bytes: int = 1 << 20) -> tuple[Recorder, socket.socket
     return server_side[0], raw, server
 
 
+async def _read(rec: Recorder, n: int) -> None:
+    await async_wait_for(lambda: rec.received == n, what=f"{n} bytes read")
+
+
 def _framed(payload: bytes) -> bytes:
     return struct.pack(">I", len(payload)) + payload
 
@@ -63,7 +67,7 @@ async def test_frames_split_across_reads_and_packed_into_one_arrive_whole_and_in
         # before the next is sent, then the rest at once.
         for i in range(12):
             raw.sendall(stream[i : i + 1])
-            await async_wait_for(lambda n=i + 1: rec.received == n, what=f"byte {i + 1} read")
+            await _read(rec, i + 1)
         raw.sendall(stream[12:])
         await async_wait_for(lambda: len(rec.frames) == len(payloads), what="every frame")
         assert rec.frames == payloads
