@@ -32,14 +32,16 @@ from tests.polling import async_wait_for
 SATURATION = 30.0
 
 
-async def _until(predicate, timeout_s: float, tick) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+async def _ticked_until(
+    predicate: Callable[[], object], tick: Callable[[], Awaitable[None]], *, what: str, timeout_s: float
+) -> None:
+    """Tick every 0.5 s (the planner's loop, sped up) until `predicate` holds."""
+
+    async def ticked() -> bool:
         await tick()
-        if predicate():
-            return
-        await asyncio.sleep(0.5)
-    raise AssertionError("condition not reached in time")
+        return bool(predicate())
+
+    await async_wait_for(ticked, what=what, timeout_s=timeout_s, every_s=0.5)
 
 
 @contextlib.asynccontextmanager
@@ -83,7 +85,7 @@ async def autoscaler(
 
 
 def ticker(scaler: ModelAutoscaler) -> Callable[[], Awaitable[None]]:
-    """One tick with what it decided carried out, for `_until`."""
+    """One tick with what it decided carried out, for `_ticked_until`."""
 
     async def tick() -> None:
         await scaler.tick()
@@ -110,18 +112,33 @@ async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query
         tick = ticker(scaler)
         # Load rises to 40 qps: headroom 30/40 < 1.05 → replicate onto the other executor.
         load = asyncio.create_task(queries.send(variant.id, rate=40, seconds=8))
-        await _until(lambda: len(cluster.live_instances(variant.id)) == 2, 20, tick)
+        await _ticked_until(
+            lambda: len(cluster.live_instances(variant.id)) == 2, tick, what="a replica", timeout_s=20
+        )
         replicate = await events.list(action="replicate")
         assert [e.outcome for e in replicate][:2] == ["done", "decided"]
         assert "headroom" in replicate[-1].reason and "< slack threshold 1.05" in replicate[-1].reason
         await load
 
-        # Load falls to 5 qps (30 qps still carried with headroom without the replica): it goes, but not
-        # before T_v = 1 s of the proposal standing; queries keep flowing through the drain.
+        # Load falls to 5 qps (30 qps still carried with headroom without the replica): it goes, but only
+        # after the proposal has stood pending on an earlier tick (how long, T_v, is timed on a fake clock in
+        # tests/unit/planner/test_autoscaler.py); queries keep flowing through the drain.
+        ticks: list[str] = []
+
+        async def noting_tick() -> None:
+            decided = await scaler.tick()
+            removed = any(d.action == "remove" for d in decided)
+            ticks.append("remove" if removed else "pending" if scaler.pending else "")
+            await scaler.settle()
+
         low = asyncio.create_task(queries.send(variant.id, rate=5, seconds=12))
-        started = time.monotonic()
-        await _until(lambda: len(cluster.live_instances(variant.id)) == 1, 20, tick)
-        assert time.monotonic() - started >= 1.0
+        await _ticked_until(
+            lambda: len(cluster.live_instances(variant.id)) == 1,
+            noting_tick,
+            what="the replica gone",
+            timeout_s=20,
+        )
+        assert "pending" in ticks[: ticks.index("remove")], ticks
         await low
         removed = await events.list(action="remove")
         assert removed and removed[0].outcome == "done"
@@ -161,8 +178,8 @@ async def test_upgrade_to_a_higher_throughput_variant_drains_the_old_one_without
             return a.id if states.get(b.id) != "active" and a.id in states else b.id
 
         load = asyncio.create_task(queries.send_routed(cheapest_active, rate=40, seconds=8))
-        await _until(lambda: cluster.live_instances(b.id) != [], 20, tick)
-        await _until(lambda: cluster.live_instances(a.id) == [], 10, tick)
+        await _ticked_until(lambda: cluster.live_instances(b.id) != [], tick, what="b loaded", timeout_s=20)
+        await _ticked_until(lambda: cluster.live_instances(a.id) == [], tick, what="a gone", timeout_s=10)
         upgrade = await events.list(action="upgrade")
         assert [e.outcome for e in upgrade][:2] == ["done", "decided"]
         assert "upgrade digits.b ×1" in upgrade[-1].reason
@@ -190,13 +207,15 @@ async def test_an_interfered_instance_moves_to_the_less_loaded_worker_without_lo
         client,
     ):
         await executors.load(cluster.executor_urls[0], slow.id)
-        await _until(lambda: cluster.live_instances(slow.id) != [], 10, _noop)
+        await async_wait_for(lambda: cluster.live_instances(slow.id), what="the instance live")
         (before,) = cluster.live_instances(slow.id)
 
         tick = ticker(scaler)
         load = asyncio.create_task(queries.send(slow.id, rate=10, seconds=10, rows=16384))
-        await _until(lambda: cluster.live_instances(slow.id) not in ([], [before]), 20, tick)
-        await _until(lambda: len(cluster.live_instances(slow.id)) == 1, 10, _noop)
+        await _ticked_until(
+            lambda: cluster.live_instances(slow.id) not in ([], [before]), tick, what="a move", timeout_s=20
+        )
+        await async_wait_for(lambda: len(cluster.live_instances(slow.id)) == 1, what="the old instance gone")
         (after,) = cluster.live_instances(slow.id)
         assert after != before
         migrate = await events.list(action="migrate")
@@ -225,7 +244,7 @@ async def test_draining_the_last_instance_strands_no_query(
     executors = ExecutorClient()
     try:
         await executors.load(cluster.executor_urls[0], a.id)
-        await _until(lambda: cluster.live_instances(a.id) != [], 10, _noop)
+        await async_wait_for(lambda: cluster.live_instances(a.id), what="the instance live")
 
         async def listed() -> bool:
             _, instances = await store.read_live(client, now=time.time(), ttl_s=3)
@@ -246,7 +265,3 @@ async def test_draining_the_last_instance_strands_no_query(
     finally:
         await executors.aclose()
         await client.aclose()
-
-
-async def _noop() -> None:
-    return None
