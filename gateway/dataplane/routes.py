@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import numpy as np
 import orjson
 from fastapi import Request, Response
 from starlette.routing import Route
@@ -59,7 +60,15 @@ def v1_json(answer: Answer) -> bytes:
             "request_id": answer.request_id,
         },
         option=orjson.OPT_SERIALIZE_NUMPY,
+        default=_as_list,
     )
+
+
+def _as_list(value: object) -> object:
+    """What orjson cannot serialize natively: an array of strings (an app's default output may be text)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

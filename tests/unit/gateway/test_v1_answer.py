@@ -56,3 +56,8 @@ def test_a_query_survives_its_frame() -> None:
 def test_a_malformed_query_frame_is_a_bad_request(header: dict[str, object]) -> None:
     with pytest.raises(BadRequest):
         Query.decode(encode_frame(header, {}))
+
+
+def test_a_text_default_output_is_rendered_not_a_server_error() -> None:
+    text = ANSWER._replace(outputs={"label": np.array([["seven"], ["one"]])}, default=True)
+    assert v1_json(text).startswith(b'{"outputs":{"label":[["seven"],["one"]]},')
