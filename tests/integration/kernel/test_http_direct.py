@@ -174,7 +174,7 @@ def test_a_body_in_pieces_is_collected(port: int) -> None:
     try:
         request = post("/direct/a", b"0123456789" * 5)
         conn.send(request[:40])
-        time.sleep(0.05)
+        time.sleep(0.05)  # apart in time, so that the server reads the pieces separately: the scenario
         conn.send(request[40:70])
         time.sleep(0.05)
         conn.send(request[70:])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
+
+from tests.polling import wait_for
 
 
 @contextmanager
@@ -16,10 +17,7 @@ def serving(config: uvicorn.Config) -> Iterator[int]:
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
+    wait_for(lambda: srv.started, what="uvicorn started")
     try:
         yield config.port
     finally:

@@ -25,6 +25,7 @@ from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import decode_frame, encode_frame
 from infaas_cli.demo_models import DemoModel
 from tests.factories import variant_profile
+from tests.polling import wait_for
 
 
 @dataclass
@@ -88,10 +89,12 @@ def cluster(settings: Settings, small_model: DemoModel, tmp_path: Path) -> Itera
 def _wait_heartbeats(url: str, n: int, timeout_s: float = 30.0) -> None:
     client = redis.Redis.from_url(url)
     try:
-        deadline = time.monotonic() + timeout_s
-        while client.zcount(store.WORKERS, time.time() - 3, "+inf") < n:
-            assert time.monotonic() < deadline, f"{n} executors did not heartbeat in {timeout_s} s"
-            time.sleep(0.1)
+        wait_for(
+            lambda: client.zcount(store.WORKERS, time.time() - 3, "+inf") >= n,
+            what=f"{n} executors' heartbeats",
+            timeout_s=timeout_s,
+            every_s=0.1,
+        )
     finally:
         client.close()
 
@@ -126,7 +129,7 @@ class QuerySource:
             vid = await choose()
             await self.redis.xadd(store.stream_key(vid), {"f": frame})
             await self.redis.incrby(store.offered_rows_key(vid), rows)  # as a dispatcher counts it
-            await asyncio.sleep(1 / rate)
+            await asyncio.sleep(1 / rate)  # the offered rate: the scenario, not a wait
 
     async def listen(self, ready: asyncio.Event) -> None:
         pubsub = self.redis.pubsub()
