@@ -1,12 +1,12 @@
-"""Plots for docs/benchmarks.md from benchmark output kept next to them, for the scripts that print
+"""Plots for docs/benchmarks.md from benchmark output kept in docs/img/, for the scripts that print
 tables but draw nothing (bench/selection.py, bench/ilp.py); and a palette reduction that keeps every PNG
 here small (matplotlib writes full-colour PNGs, 300 KB for bench/autoscale.py's 15 × 9 in figure).
 
     .venv/bin/python bench/selection.py --variants 100 300 1000 3000 5000 10000 --markdown \\
         > docs/img/selection.txt
     .venv/bin/python bench/ilp.py --json > docs/img/ilp.json
-    .venv/bin/python docs/img/plots.py                     # selection.png, ilp.png
-    .venv/bin/python docs/img/plots.py docs/img/autoscale_sim.png   # only shrink these PNGs
+    .venv/bin/python bench/doc_plots.py                     # selection.png, ilp.png
+    .venv/bin/python bench/doc_plots.py docs/img/autoscale_sim.png   # only shrink these PNGs
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from PIL import Image  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "docs" / "img"  # the plots and the output they are drawn from
 
 
 def shrink(path: Path) -> None:
