@@ -298,7 +298,8 @@ def _output_specs(model: ModelInternal | None, app: AppInternal, answered_by: st
     source = model if model is not None else next((x for x in app.models if x.name == answered_by), None)
     if source is None:
         return {}
-    return {s.name: s.dtype for s in Signature.from_json(source.signature).outputs}
+    signature, _ = queries.signature_of(source.signature)  # parsed once per model record, not per query
+    return {s.name: s.dtype for s in signature.outputs}
 
 
 def _response(target: str, req: oip_codec.InferRequestV2, answer: Answer, dtypes: dict[str, str]) -> Response:

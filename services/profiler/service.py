@@ -43,9 +43,8 @@ Dispatch = Callable[[int, str], None]
 
 
 def load_validation(
-    model: ModelInternal, artifacts: ArtifactStore
+    model: ModelInternal, signature: Signature, artifacts: ArtifactStore
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    signature = Signature.from_json(model.signature)
     with np.load(io.BytesIO(artifacts.get(model.validation_digest)), allow_pickle=False) as npz:
         labels = npz["y"]
         names = validation_keys(signature)
@@ -95,12 +94,12 @@ def expand(
 
 def generate(
     model: ModelInternal,
+    signature: Signature,
     artifacts: ArtifactStore,
     settings: Settings,
     inputs: dict[str, np.ndarray],
 ) -> tuple[list[VariantReport], list[str]]:
     """Every variant the registered generators make; generator failures are returned as notes."""
-    signature = Signature.from_json(model.signature)
     calibration = {n: a[: settings.calibration_rows] for n, a in inputs.items()}
     onnx_path = artifacts.path(model.onnx_digest) if model.onnx_digest else None
     ts_path = artifacts.path(model.torchscript_digest) if model.torchscript_digest else None
@@ -144,8 +143,9 @@ def profile_model(
     """Generate, report, measure the CPU variants here, and hand the rest to their hardware."""
     model = registry.model(model_id)
     registry.set_status(model_id, StatusUpdate(status="profiling"))
-    inputs, labels = load_validation(model, artifacts)
-    reports, notes = generate(model, artifacts, settings, inputs)
+    signature = Signature.from_json(model.signature)  # once per profile: every step below reads it
+    inputs, labels = load_validation(model, signature, artifacts)
+    reports, notes = generate(model, signature, artifacts, settings, inputs)
     if not reports:
         registry.set_status(model_id, StatusUpdate(status="failed", reason="; ".join(notes) or "no variant"))
         return []
@@ -163,6 +163,7 @@ def profile_model(
     registry.report_variants(model_id, parked)
     done = measure(
         model,
+        signature,
         [r for r in parked if r.hardware == "cpu"],
         registry=registry,
         artifacts=artifacts,
@@ -181,9 +182,11 @@ def profile_variants(
     """Measure a model's variants of one hardware kind on a worker that has it."""
     model = registry.model(model_id)
     variants = [v for v in registry.variants(model_id) if v.hardware == hardware]
-    inputs, labels = load_validation(model, artifacts)
+    signature = Signature.from_json(model.signature)
+    inputs, labels = load_validation(model, signature, artifacts)
     return measure(
         model,
+        signature,
         variants,
         registry=registry,
         artifacts=artifacts,
@@ -195,6 +198,7 @@ def profile_variants(
 
 def measure(
     model: ModelInternal,
+    signature: Signature,
     variants: Iterable[VariantReport],
     *,
     registry: RegistryClient,
@@ -204,7 +208,6 @@ def measure(
     labels: np.ndarray,
 ) -> list[VariantReport]:
     """Measure each session configuration once; its variants differ only by max batch."""
-    signature = Signature.from_json(model.signature)
     groups: dict[tuple[str, str, str, str, str, int], list[VariantReport]] = {}
     for v in variants:
         key = (v.artifact_digest, v.runtime, v.provider, v.optimization, v.precision, v.threads)
