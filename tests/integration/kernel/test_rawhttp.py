@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool
+from tests.polling import async_wait_for
 
 
 class Server:
@@ -116,5 +117,8 @@ async def test_connections_the_server_closed_while_idle_are_replaced(served: Ser
     for i in range(5):
         response = await pool.post("/x", f"{i}".encode(), {})
         assert response.content == f"{i}".encode()
-        await asyncio.sleep(0.01)  # let the server's close land on our idle connection
+        # The server's close has reached our idle connection before the next request takes it.
+        await async_wait_for(
+            lambda: all(c.reader.at_eof() for c in pool._idle), what="the server's close reached the pool"
+        )
     assert server.connections == 5  # each request after the first needed (and got) a fresh connection

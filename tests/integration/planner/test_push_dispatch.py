@@ -170,9 +170,12 @@ async def test_draining_the_last_instance_behind_a_stale_snapshot_loses_no_query
     try:
         await executors.load(cluster.executor_urls[0], "digits.d")
         await dispatcher.snapshot.refresh_variants()
-        while not dispatcher.snapshot.serving.get("digits.d"):
-            await asyncio.sleep(0.2)
+
+        async def serving() -> bool:
             await dispatcher.snapshot.refresh_live()
+            return bool(dispatcher.snapshot.serving.get("digits.d"))
+
+        await async_wait_for(serving, what="the instance's push endpoint shows up", every_s=0.2)
         # From here on the snapshot is frozen: no poll, no invalidations (dispatcher.start is not called).
         results: list[dict[str, Any] | Exception] = []
         # 3 s at 50/s; the drain (0.6 s grace) happens once a third of them are answered.
@@ -282,7 +285,8 @@ async def test_unloading_an_instance_mid_batch_loses_no_query(
             asyncio.create_task(dispatcher.infer(_query(x, f"u{i}", variant="digits.u")))
             for i, x in enumerate(xs)
         ]
-        await asyncio.sleep(0.1)  # a batch is running (50 of them take ~0.5 s), the rest wait in the inbox
+        # Unload once a batch has been answered: the instance is busy and the rest wait in its inbox.
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         await executors.unload(cluster.executor_urls[0], "digits.u")
         results = await asyncio.gather(*pending, return_exceptions=True)
     finally:
