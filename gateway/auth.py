@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 from gateway.ttl_cache import TTLCache
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.core.errors import Forbidden, Unauthorized
-from infaas.schemas.api import AppInternal, ModelInternal, Principal
+from infaas.core.errors import Forbidden, NotFound, Unauthorized
+from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
+
+_NAME = re.compile(NAME_PATTERN)
 
 
 class Authenticator:
@@ -43,6 +46,8 @@ class Authenticator:
 
     async def app(self, principal: Principal, name: str) -> AppInternal:
         """The app (404 if unknown), if this caller may use it (403 otherwise)."""
+        if not _NAME.fullmatch(name):
+            raise NotFound(f"no app named {name!r}")  # no such name was ever registered: nothing to ask
         app = await self.apps.get(name, lambda: self.registry.app(name))
         if principal.role != "admin" and principal.app != name:
             raise Forbidden(f"this key belongs to app {principal.app!r}, not {name!r}")
@@ -53,6 +58,8 @@ class Authenticator:
         return await self.apps.get(model.app, lambda: self.registry.app(model.app))
 
     async def model(self, principal: Principal, name: str) -> ModelInternal:
+        if not _NAME.fullmatch(name):
+            raise NotFound(f"no model named {name!r}")
         model = await self.models.get(name, lambda: self.registry.model_by_name(name))
         if principal.role != "admin" and principal.app != model.app:
             raise Forbidden(f"model {name!r} belongs to another app")

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Header, Path, Request
 
 from gateway.state import GatewayState
-from infaas.schemas.api import Principal
+from infaas.schemas.api import NAME_PATTERN, Principal
 
+NamePath = Annotated[str, Path(pattern=NAME_PATTERN, description="An app or model name.")]
+"""An app or model name in a path: names outside the pattern they were registered under are refused with a
+422 here, before they reach an internal URL."""
 AuthHeader = Annotated[str | None, Header(alias="Authorization", include_in_schema=False)]
 
 

@@ -34,7 +34,7 @@ from gateway.oip.schemas import (
     ServerReady,
 )
 from gateway.ttl_cache import TTLCache
-from infaas.clients.base import principal_headers, raise_for_error
+from infaas.clients.base import principal_headers, raise_for_error, segment
 from infaas.clients.envelope import Answer
 from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from infaas.http.app import request_id
@@ -117,7 +117,7 @@ async def _resolve(
     request: Request, principal: Principal, name: str
 ) -> tuple[ModelInternal | None, AppInternal]:
     """A model by that name, with its app; else the app by that name (model-less). 404 if neither."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise NotFound(f"no model or app named {name!r}")
     state = state_of(request)
     auth = state.auth
@@ -233,7 +233,7 @@ async def model_ready(m: str, request: Request, state: StateDep, principal: Call
     names = [model.name] if model is not None else [x.name for x in _usable(app)]
     statuses = {}
     for name in names:
-        response = await state.registry.http.get(f"/v1/models/{name}", headers=headers)
+        response = await state.registry.http.get(f"/v1/models/{segment(name)}", headers=headers)
         raise_for_error(response)
         statuses[name] = response.json()["status"]
     if "ready" in statuses.values():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from gateway.deps import PrincipalDep, StateDep
+from gateway.deps import NamePath, PrincipalDep, StateDep
 from gateway.v1.passthrough import ERRORS, forward
+from infaas.clients.base import segment
 from infaas.schemas.api import App, AppCreate, AppCreated, AppUpdate
 
 router = APIRouter(prefix="/v1")
@@ -23,17 +24,17 @@ async def list_apps(request: Request, principal: PrincipalDep) -> Response:
 
 
 @router.get("/apps/{app}", response_model=App, responses=ERRORS)
-async def get_app(app: str, request: Request, principal: PrincipalDep) -> Response:
-    return await forward(request, principal, "GET", f"/v1/apps/{app}")
+async def get_app(app: NamePath, request: Request, principal: PrincipalDep) -> Response:
+    return await forward(request, principal, "GET", f"/v1/apps/{segment(app)}")
 
 
 @router.patch("/apps/{app}", response_model=App, responses=ERRORS)
 async def update_app(
-    app: str, body: AppUpdate, request: Request, state: StateDep, principal: PrincipalDep
+    app: NamePath, body: AppUpdate, request: Request, state: StateDep, principal: PrincipalDep
 ) -> Response:
     """Change an app's default requirements, SLO-miss policy, cache and cost/latency preference."""
     response = await forward(
-        request, principal, "PATCH", f"/v1/apps/{app}", json=body.model_dump(exclude_unset=True)
+        request, principal, "PATCH", f"/v1/apps/{segment(app)}", json=body.model_dump(exclude_unset=True)
     )
     state.auth.apps.drop(app)  # this gateway applies the change at once; others within the cache TTL
     return response

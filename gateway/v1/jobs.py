@@ -12,7 +12,7 @@ from starlette.background import BackgroundTask
 
 from gateway.deps import PrincipalDep, StateDep
 from gateway.v1.passthrough import ERRORS, forward
-from infaas.clients.base import principal_headers, raise_for_error, unavailable
+from infaas.clients.base import principal_headers, raise_for_error, segment, unavailable
 from infaas.http.app import request_id
 from infaas.jobs.schemas import Job
 
@@ -53,13 +53,13 @@ async def list_jobs(request: Request, principal: PrincipalDep) -> Response:
 @router.get("/{job_id}", response_model=Job, responses=_JOB_ERRORS)
 async def get_job(job_id: str, request: Request, principal: PrincipalDep) -> Response:
     """State (with the reason), rows done of total, throughput, ETA, errors, the variant chosen and why."""
-    return await forward(request, principal, "GET", f"/v1/jobs/{job_id}")
+    return await forward(request, principal, "GET", f"/v1/jobs/{segment(job_id)}")
 
 
 @router.delete("/{job_id}", response_model=Job, responses=_JOB_ERRORS)
 async def cancel_job(job_id: str, request: Request, principal: PrincipalDep) -> Response:
     """Cancel a job; chunks already running finish but are not recorded. 409 once the job has ended."""
-    return await forward(request, principal, "DELETE", f"/v1/jobs/{job_id}")
+    return await forward(request, principal, "DELETE", f"/v1/jobs/{segment(job_id)}")
 
 
 @router.get(
@@ -81,7 +81,7 @@ async def job_result(
     headers = principal_headers(principal) | {"x-request-id": request_id(request)}
     try:
         upstream = await http.send(
-            http.build_request("GET", f"/v1/jobs/{job_id}/result", headers=headers), stream=True
+            http.build_request("GET", f"/v1/jobs/{segment(job_id)}/result", headers=headers), stream=True
         )
     except httpx.HTTPError as exc:
         raise unavailable("registry", exc) from exc

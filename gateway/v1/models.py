@@ -7,8 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 
-from gateway.deps import PrincipalDep, StateDep
+from gateway.deps import NamePath, PrincipalDep, StateDep
 from gateway.v1.passthrough import ERRORS, forward
+from infaas.clients.base import segment
 from infaas.core.errors import PayloadTooLarge
 from infaas.schemas.api import Model, ModelAccepted, Variant, VariantFilter
 
@@ -43,29 +44,31 @@ async def list_models(request: Request, principal: PrincipalDep) -> Response:
 
 
 @router.get("/models/{name}", response_model=Model, responses=ERRORS)
-async def get_model(name: str, request: Request, principal: PrincipalDep) -> Response:
-    return await forward(request, principal, "GET", f"/v1/models/{name}")
+async def get_model(name: NamePath, request: Request, principal: PrincipalDep) -> Response:
+    return await forward(request, principal, "GET", f"/v1/models/{segment(name)}")
 
 
 @router.get("/models/{name}/variants", response_model=list[Variant], responses=ERRORS)
 async def list_variants(
-    name: str, request: Request, q: Annotated[VariantFilter, Query()], principal: PrincipalDep
+    name: NamePath, request: Request, q: Annotated[VariantFilter, Query()], principal: PrincipalDep
 ) -> Response:
     """The model's variants with their profiles: filter by hardware, status, precision, accuracy,
     latency at a batch size and cost; sort by latency (at `batch`), accuracy, cost, throughput,
     memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection)."""
     params = q.model_dump(exclude_defaults=True)
-    return await forward(request, principal, "GET", f"/v1/models/{name}/variants", params=params)
+    return await forward(request, principal, "GET", f"/v1/models/{segment(name)}/variants", params=params)
 
 
 @router.post("/models/{name}/profile", status_code=202, response_model=Model, responses=ERRORS)
-async def reprofile(name: str, request: Request, principal: PrincipalDep) -> Response:
+async def reprofile(name: NamePath, request: Request, principal: PrincipalDep) -> Response:
     """Profile the model again (e.g. after hardware was added); 409 while a profile is running."""
-    return await forward(request, principal, "POST", f"/v1/models/{name}/profile")
+    return await forward(request, principal, "POST", f"/v1/models/{segment(name)}/profile")
 
 
 @router.delete("/models/{name}", status_code=204, responses=ERRORS)
-async def delete_model(name: str, request: Request, state: StateDep, principal: PrincipalDep) -> Response:
-    response = await forward(request, principal, "DELETE", f"/v1/models/{name}")
+async def delete_model(
+    name: NamePath, request: Request, state: StateDep, principal: PrincipalDep
+) -> Response:
+    response = await forward(request, principal, "DELETE", f"/v1/models/{segment(name)}")
     state.auth.forget_model(name, principal.app)
     return response

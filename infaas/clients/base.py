@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Protocol
+from urllib.parse import quote
 
 import httpx
 import orjson
@@ -13,6 +14,16 @@ from infaas.schemas.api import Principal
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=2.0)
 ROLE_HEADER = "x-infaas-role"
 APP_HEADER = "x-infaas-app"
+
+
+def segment(value: str | int) -> str:
+    """One path parameter as it goes into an internal URL: percent-encoded whole, so `?`, `#`, `/`, `%`,
+    spaces or control characters stay inside it instead of cutting the URL short or making it invalid;
+    `.` and `..` encoded too, or the URL's dot segments would be resolved away."""
+    text = str(value)
+    if text in (".", ".."):
+        return text.replace(".", "%2E")
+    return quote(text, safe="")
 
 
 def principal_headers(principal: Principal | None) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import numpy as np
 
-from infaas.clients.base import raise_for_error, unavailable
+from infaas.clients.base import raise_for_error, segment, unavailable
 from infaas.wire.frames import decode_frame, encode_frame
 
 
@@ -31,7 +31,7 @@ class ExecutorClient:
 
     async def unload(self, worker_url: str, variant_id: str) -> None:
         try:
-            response = await self._http.delete(f"{worker_url}/v1/instances/{variant_id}")
+            response = await self._http.delete(f"{worker_url}/v1/instances/{segment(variant_id)}")
         except httpx.HTTPError as exc:
             raise unavailable("executor", exc) from exc
         raise_for_error(response)
@@ -40,7 +40,7 @@ class ExecutorClient:
         """Take one instance out of service after serving every query it was sent (no query dropped);
         answers `{variant, served_after_stop}`."""
         try:
-            response = await self._http.post(f"{worker_url}/v1/instances/{variant_id}/drain")
+            response = await self._http.post(f"{worker_url}/v1/instances/{segment(variant_id)}/drain")
         except httpx.HTTPError as exc:
             raise unavailable("executor", exc) from exc
         raise_for_error(response)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import httpx
 from pydantic import TypeAdapter
 
-from infaas.clients.base import DEFAULT_TIMEOUT, principal_headers, raise_for_error, unavailable
+from infaas.clients.base import DEFAULT_TIMEOUT, principal_headers, raise_for_error, segment, unavailable
 from infaas.schemas.api import (
     App,
     AppInternal,
@@ -80,11 +80,11 @@ class AsyncRegistryClient:
         return Principal.model_validate_json(response.content)
 
     async def model_by_name(self, name: str) -> ModelInternal:
-        response = await self._send("GET", f"/internal/models/by-name/{name}")
+        response = await self._send("GET", f"/internal/models/by-name/{segment(name)}")
         return ModelInternal.model_validate_json(response.content)
 
     async def app(self, app: str) -> AppInternal:
-        response = await self._send("GET", f"/internal/apps/{app}")
+        response = await self._send("GET", f"/internal/apps/{segment(app)}")
         return AppInternal.model_validate_json(response.content)
 
     async def register_worker(self, worker: WorkerRegistration) -> None:
@@ -101,12 +101,14 @@ class AsyncRegistryClient:
         return _MODELS.validate_json(response.content)
 
     async def model(self, principal: Principal, name: str) -> Model:
-        response = await self._send("GET", f"/v1/models/{name}", headers=principal_headers(principal))
+        response = await self._send(
+            "GET", f"/v1/models/{segment(name)}", headers=principal_headers(principal)
+        )
         return Model.model_validate_json(response.content)
 
     async def variants(self, principal: Principal, name: str) -> list[Variant]:
         response = await self._send(
-            "GET", f"/v1/models/{name}/variants", headers=principal_headers(principal)
+            "GET", f"/v1/models/{segment(name)}/variants", headers=principal_headers(principal)
         )
         return _VARIANTS.validate_json(response.content)
 

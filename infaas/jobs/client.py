@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from infaas.clients.base import raise_for_error, unavailable
+from infaas.clients.base import raise_for_error, segment, unavailable
 from infaas.jobs.schemas import ChunkDone, ChunkDoneResult, ChunkRelease, ChunkTask, JobsTick, JobsTickResult
 
 # Completing a job's last chunk assembles its output in the same request: allow it time.
@@ -28,15 +28,17 @@ class JobsClient:
 
     def chunk(self, job_id: str, index: int) -> ChunkTask:
         return ChunkTask.model_validate_json(
-            self._send("GET", f"/internal/jobs/{job_id}/chunks/{index}").content
+            self._send("GET", f"/internal/jobs/{segment(job_id)}/chunks/{index}").content
         )
 
     def done(self, job_id: str, index: int, body: ChunkDone) -> ChunkDoneResult:
-        response = self._send("POST", f"/internal/jobs/{job_id}/chunks/{index}/done", json=body.model_dump())
+        response = self._send(
+            "POST", f"/internal/jobs/{segment(job_id)}/chunks/{index}/done", json=body.model_dump()
+        )
         return ChunkDoneResult.model_validate_json(response.content)
 
     def release(self, job_id: str, index: int, body: ChunkRelease) -> None:
-        self._send("POST", f"/internal/jobs/{job_id}/chunks/{index}/release", json=body.model_dump())
+        self._send("POST", f"/internal/jobs/{segment(job_id)}/chunks/{index}/release", json=body.model_dump())
 
     def close(self) -> None:
         self._http.close()
