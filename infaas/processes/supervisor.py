@@ -87,7 +87,7 @@ class Supervisor:
             )
             if verdict.crash_loop:
                 logger.error(
-                    "%s is crash-looping: %d exits in %.0f s; still restarting it, every %.1f s at most",
+                    "%s is crash-looping: %d exits in %.0f s; restarting it still, waiting %.1f s at most",
                     name,
                     verdict.recent_exits,
                     self.policy.crash_loop_window_s,
