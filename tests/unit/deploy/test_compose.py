@@ -136,6 +136,14 @@ def test_migrate_runs_db_upgrade_once(services: dict[str, dict[str, Any]]) -> No
     assert _depends(migrate).get("postgres") == "service_healthy"
 
 
+def test_every_long_running_service_is_restarted_when_it_exits(services: dict[str, dict[str, Any]]) -> None:
+    # Only the one-shot migrate may stay down; a crashed executor or registry must come back by itself.
+    long_running = set(services) - {"migrate"}
+    assert long_running >= REQUIRED_SERVICES - {"migrate"}
+    for name in long_running:
+        assert str(services[name].get("restart")) in ("unless-stopped", "on-failure", "always"), name
+
+
 def test_app_services_wait_for_migrate_and_the_stores(services: dict[str, dict[str, Any]]) -> None:
     for name in APP_SERVICES:
         deps = _depends(services[name])
