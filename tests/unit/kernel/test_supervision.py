@@ -14,9 +14,9 @@ POLICY = BackoffPolicy(
 
 def crashes(uptimes: list[float], policy: BackoffPolicy = POLICY) -> list[Verdict]:
     """Verdicts for a service that, after each restart, stays up for the next uptime and exits."""
-    history, now, verdicts = History(), 0.0, []
+    history, verdicts = History(), list[Verdict]()
     for uptime in uptimes:
-        started = verdicts[-1].restart_at if verdicts else now
+        started = verdicts[-1].restart_at if verdicts else 0.0
         verdict, history = on_exit(history, started_at=started, exited_at=started + uptime, policy=policy)
         verdicts.append(verdict)
     return verdicts
