@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
+INT64_MAX = 2**63 - 1
+"""The largest id or count a query parameter may name: Postgres' bigint, beyond which a lookup is an error
+in the database instead of a 422 here."""
+MAX_LATENCY_MS = 86_400_000.0
+"""A latency SLO longer than a day is a mistake, not a requirement."""
 SloPolicy = Literal["error", "best_effort", "default"]
 Prefer = Literal["cost", "latency"]
 ModelStatus = Literal["registered", "profiling", "ready", "failed"]
@@ -17,11 +24,22 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _finite_json(value: dict[str, list[Any]] | None) -> dict[str, list[Any]] | None:
+    """A default output must be plain JSON: NaN or Infinity can be neither stored nor answered."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        raise ValueError("default_output must hold finite numbers only") from None
+    return value
+
+
 class AppCreate(Strict):
     name: str = Field(pattern=NAME_PATTERN, description="Unique app name (lowercase, digits, . _ -).")
-    default_latency_ms: float | None = Field(None, gt=0, description="Latency SLO when a query has none.")
+    default_latency_ms: float | None = Field(
+        None, gt=0, le=MAX_LATENCY_MS, allow_inf_nan=False, description="Latency SLO when a query has none."
+    )
     default_min_accuracy: float | None = Field(
-        None, ge=0, le=1, description="Minimum accuracy when a query has none."
+        None, ge=0, le=1, allow_inf_nan=False, description="Minimum accuracy when a query has none."
     )
     slo_policy: SloPolicy = Field(
         "best_effort",
@@ -37,6 +55,8 @@ class AppCreate(Strict):
         "cost", description="Among variants that meet a query: the cheapest per query, or the fastest."
     )
 
+    _output_is_finite = field_validator("default_output")(_finite_json)
+
     @model_validator(mode="after")
     def _default_needs_output(self) -> AppCreate:
         if self.slo_policy == "default" and not self.default_output:
@@ -45,14 +65,26 @@ class AppCreate(Strict):
 
 
 class AppUpdate(Strict):
-    """Fields of an app that may change; omitted fields stay as they are."""
+    """Fields of an app that may change; omitted fields stay as they are. `null` clears the defaults
+    (latency, accuracy, output); the other fields always hold a value, so `null` there is a 422."""
 
-    default_latency_ms: float | None = Field(None, gt=0)
-    default_min_accuracy: float | None = Field(None, ge=0, le=1)
-    slo_policy: SloPolicy | None = None
+    default_latency_ms: float | None = Field(None, gt=0, le=MAX_LATENCY_MS, allow_inf_nan=False)
+    default_min_accuracy: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
+    # Omitted means unchanged; SkipJsonSchema keeps `null` out of the documented types.
+    slo_policy: SloPolicy | SkipJsonSchema[None] = None
     default_output: dict[str, list[Any]] | None = None
-    cache: bool | None = None
-    prefer: Prefer | None = None
+    cache: bool | SkipJsonSchema[None] = None
+    prefer: Prefer | SkipJsonSchema[None] = None
+
+    _output_is_finite = field_validator("default_output")(_finite_json)
+
+    @field_validator("slo_policy", "cache", "prefer")
+    @classmethod
+    def _not_null(cls, value: object) -> object:
+        # Runs only on values sent (defaults are not validated): an explicit null.
+        if value is None:
+            raise ValueError("cannot be null: omit the field to keep it as it is")
+        return value
 
 
 class ApiKeyInfo(BaseModel):
@@ -171,7 +203,7 @@ class Variant(BaseModel):
 class VariantFilter(BaseModel):
     """Query parameters of `GET /v1/models/{name}/variants`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     hardware: str | None = Field(None, description="Only this hardware kind (cpu, cuda, neuron).")
     status: Literal["pending", "profiling", "ready", "failed"] | None = None
