@@ -9,9 +9,13 @@ from fastapi import APIRouter, Query
 from gateway.deps import PrincipalDep, StateDep
 from infaas.clients.planner import PlannerClient
 from infaas.core.errors import Forbidden
+from infaas.schemas.api import INT64_MAX, NAME_PATTERN
 from infaas.schemas.events import EventPage
 
 router = APIRouter(prefix="/v1")
+
+ACTION_PATTERN = r"^[a-z_]{1,32}$"
+"""Actions are lowercase words (`replicate`, `add_worker`, …); anything else names no event."""
 
 
 @router.get(
@@ -23,10 +27,12 @@ async def list_events(
     state: StateDep,
     principal: PrincipalDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    before: Annotated[int | None, Query(ge=1, description="page: events older than this id")] = None,
-    model: str | None = None,
+    before: Annotated[
+        int | None, Query(ge=1, le=INT64_MAX, description="page: events older than this id")
+    ] = None,
+    model: Annotated[str | None, Query(pattern=NAME_PATTERN)] = None,
     kind: Literal["model_autoscaler", "worker_autoscaler"] | None = None,
-    action: str | None = None,
+    action: Annotated[str | None, Query(pattern=ACTION_PATTERN)] = None,
 ) -> EventPage:
     """Scaling decisions and their outcomes, newest first, each with the reason the planner gave."""
     if principal.role != "admin":

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from infaas.core.config import Settings
 from infaas.data import store
+from infaas.schemas.api import INT64_MAX
 from infaas.schemas.events import EventPage
 from services.planner import metrics
 from services.planner.event_log import EventLog
@@ -36,7 +37,7 @@ async def cluster(request: Request) -> dict[str, object]:
 async def list_events(
     request: Request,
     limit: int = Query(100, ge=1, le=1000),
-    before: int | None = Query(None, ge=1),
+    before: int | None = Query(None, ge=1, le=INT64_MAX),
     model: str | None = None,
     kind: str | None = None,
     action: str | None = None,

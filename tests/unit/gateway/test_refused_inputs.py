@@ -1,7 +1,9 @@
-"""Path parameters of the gateway's routes: names outside the name pattern are refused before any internal
-call, and whatever is forwarded is percent-encoded whole (was: httpx's InvalidURL, a 500, on a control
-character; `?` or `#` cut the internal URL short). The registry here is a mock transport that records
-what reached it."""
+"""Inputs the gateway refuses itself, with a 4xx, before any internal call (each was a 500 before).
+
+Path parameters: names outside the name pattern are refused, and whatever is forwarded is percent-encoded
+whole (was: httpx's InvalidURL on a control character; `?` or `#` cut the internal URL short). Query
+parameters: integers beyond bigint, filters outside their patterns. The registry here is a mock transport
+that records what reached it."""
 
 from __future__ import annotations
 
@@ -88,6 +90,17 @@ def test_a_job_id_is_forwarded_percent_encoded_whole(
     assert response.status_code == 404, response.text
     if "/" not in job_id:  # an encoded slash is a slash to the router: no such route
         assert registry.paths == [f"/v1/jobs/{segment(job_id)}{suffix}".encode()]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"before": 2**63}, {"before": 10**30}, {"limit": 2**64}, {"model": "a\x00b"}, {"action": "a\x00"}],
+)
+def test_events_query_parameters_out_of_range_are_a_422(
+    gateway: TestClient, params: dict[str, object]
+) -> None:
+    response = gateway.get("/v1/events", params=params, headers=ADMIN)
+    assert response.status_code == 422, response.text
 
 
 def test_segment_keeps_every_character_inside_one_path_segment() -> None:
