@@ -5,6 +5,7 @@ JSON batches, `arrays_for` for decoded OIP tensors), and one builder of the quer
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -14,7 +15,7 @@ import orjson
 from infaas.clients.envelope import Query
 from infaas.core.errors import BadRequest, InvalidInput
 from infaas.policy.selection import Requirements
-from infaas.schemas.api import AppInternal, ModelInternal
+from infaas.schemas.api import MAX_LATENCY_MS, AppInternal, ModelInternal
 from infaas.wire.tensors import Signature, check_array, coerce_batch
 
 _FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant"})
@@ -70,8 +71,10 @@ def requirements(fields: Mapping[str, Any]) -> Requirements:
     """The one check of a query's requirements, for both transports: each a number in its range, or
     absent; a violation is a 422 naming the field. The scheduler's selection reads the same type."""
     latency = fields.get("latency_ms")
-    if latency is not None and not (_is_number(latency) and latency > 0):
-        raise InvalidInput("latency_ms must be a number > 0", field="latency_ms")
+    if latency is not None and not (_is_number(latency) and 0 < latency <= MAX_LATENCY_MS):
+        raise InvalidInput(
+            f"latency_ms must be a number > 0 and at most {MAX_LATENCY_MS:.0f} (a day)", field="latency_ms"
+        )
     accuracy = fields.get("min_accuracy")
     if accuracy is not None and not (_is_number(accuracy) and 0 <= accuracy <= 1):
         raise InvalidInput("min_accuracy must be a number between 0 and 1", field="min_accuracy")
@@ -82,7 +85,13 @@ def requirements(fields: Mapping[str, Any]) -> Requirements:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A finite number: JSON parsers differ on 1e999 (orjson refuses it, the stdlib reads infinity)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond any float
+        return False
 
 
 def tensors_for(signature: Signature, raw: Any, *, max_rows: int) -> dict[str, np.ndarray]:

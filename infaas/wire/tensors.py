@@ -141,8 +141,9 @@ def coerce_batch(raw: Any, spec: TensorSpec, *, max_rows: int) -> np.ndarray:
 
 
 # Which source kinds may become which target kinds (JSON integers arrive as int64, so unsigned targets
-# accept signed sources; the value range is checked separately).
-_KIND_OK: dict[str, str] = {"f": "fiub", "i": "iub", "u": "iub", "b": "b"}
+# accept signed sources; the value range is checked separately). Booleans are numbers to no one: JSON
+# `true` where a number is due is a mistake, refused here by the array's dtype, without a look at values.
+_KIND_OK: dict[str, str] = {"f": "fiu", "i": "iu", "u": "iu", "b": "b"}
 
 
 def check_array(array: np.ndarray, spec: TensorSpec, *, max_rows: int) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 import orjson
 import pytest
 
-from gateway.dataplane.queries import from_json, parse_body, tensors_for
+from gateway.dataplane.queries import from_json, parse_body, requirements, tensors_for
 from infaas.clients.envelope import Query
 from infaas.core.errors import BadRequest, InvalidInput
 from infaas.policy.selection import Requirements
@@ -106,6 +106,25 @@ def test_parse_body_refuses_bad_content_with_422(data: Any, field: str | None) -
     assert info.value.details.get("field") == field
 
 
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"latency_ms": float("inf")}, "latency_ms"),
+        ({"latency_ms": float("nan")}, "latency_ms"),
+        ({"latency_ms": 1e300}, "latency_ms"),  # finite, but no SLO is longer than a day
+        ({"latency_ms": 10**400}, "latency_ms"),  # an integer beyond any float
+        ({"min_accuracy": float("nan")}, "min_accuracy"),
+        ({"max_cost": float("inf")}, "max_cost"),
+        ({"max_cost": float("nan")}, "max_cost"),
+    ],
+)
+def test_requirements_refuse_numbers_that_are_not_finite(fields: dict[str, Any], field: str) -> None:
+    # orjson refuses 1e999 on /v1, but other parsers (the stdlib's) read it as infinity.
+    with pytest.raises(InvalidInput) as info:
+        requirements(fields)
+    assert info.value.details["field"] == field
+
+
 def test_parse_body_unknown_fields_lists_the_allowed_ones() -> None:
     with pytest.raises(InvalidInput, match="extra") as info:
         parse_body(orjson.dumps({"inputs": [], "extra": 1}))
@@ -150,6 +169,14 @@ def test_tensors_for_dict_names_must_match(
         tensors_for(TWO_INPUTS, raw, max_rows=8)
     assert info.value.status == 422
     assert info.value.details == {"expected": ["a", "b"], "missing": missing, "unexpected": unexpected}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8"])
+def test_tensors_for_refuses_json_booleans_for_numbers(dtype: str) -> None:
+    sig = Signature(inputs=(TensorSpec("x", dtype, (None, 2)),), outputs=())
+    with pytest.raises(InvalidInput, match="'x'") as info:
+        tensors_for(sig, {"x": [[True, False]]}, max_rows=8)
+    assert info.value.details["input"] == "x" and info.value.details["got_dtype"] == "bool"
 
 
 def test_tensors_for_list_form_needs_a_single_input_model() -> None:
