@@ -142,6 +142,14 @@ def _validation_x(data: bytes) -> np.ndarray:
         ) from exc
     if x.dtype.kind != "f" or x.ndim < 2 or len(x) < 2:
         raise InvalidInput("validation 'x' for a PyTorch model must be a float array of at least 2 rows")
+    return _finite(x, "x")
+
+
+def _finite(x: np.ndarray, name: str) -> np.ndarray:
+    """Refuse NaN and infinity (after the cast to the model's dtype, which can overflow): on such rows
+    every variant would score the same, an all-NaN set giving each the accuracy 1.0."""
+    if x.dtype.kind == "f" and not np.isfinite(x).all():
+        raise InvalidInput("validation inputs must be finite", input=name)
     return x
 
 
@@ -170,7 +178,8 @@ def load_validation(data: bytes, signature: Signature) -> dict[str, np.ndarray]:
             )
         if x.dtype.kind not in "fiub":
             raise InvalidInput(f"validation {name!r} must be numeric")
-        out[spec.name] = x.astype(spec.dtype, copy=False)
+        with np.errstate(over="ignore"):  # an overflow becomes infinity, refused by _finite
+            out[spec.name] = _finite(x.astype(spec.dtype, copy=False), name)
     y = out["y"]
     if y.ndim != 1 or y.dtype.kind not in "iu":
         raise InvalidInput("validation labels 'y' must be a 1-D array of integer class ids")
