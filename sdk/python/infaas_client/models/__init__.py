@@ -16,8 +16,8 @@ from .app_prefer import AppPrefer
 from .app_slo_policy import AppSloPolicy
 from .app_update import AppUpdate
 from .app_update_default_output_type_0 import AppUpdateDefaultOutputType0
-from .app_update_prefer_type_0 import AppUpdatePreferType0
-from .app_update_slo_policy_type_0 import AppUpdateSloPolicyType0
+from .app_update_prefer import AppUpdatePrefer
+from .app_update_slo_policy import AppUpdateSloPolicy
 from .body_register_model import BodyRegisterModel
 from .body_submit_job import BodySubmitJob
 from .concurrency_point import ConcurrencyPoint
@@ -96,8 +96,8 @@ __all__ = (
     "AppSloPolicy",
     "AppUpdate",
     "AppUpdateDefaultOutputType0",
-    "AppUpdatePreferType0",
-    "AppUpdateSloPolicyType0",
+    "AppUpdatePrefer",
+    "AppUpdateSloPolicy",
     "BodyRegisterModel",
     "BodySubmitJob",
     "ConcurrencyPoint",

@@ -8,8 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..models.app_update_prefer_type_0 import AppUpdatePreferType0
-from ..models.app_update_slo_policy_type_0 import AppUpdateSloPolicyType0
+from ..models.app_update_prefer import AppUpdatePrefer
+from ..models.app_update_slo_policy import AppUpdateSloPolicy
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -26,23 +26,24 @@ T = TypeVar("T", bound="AppUpdate")
 
 @_attrs_define
 class AppUpdate:
-    """ Fields of an app that may change; omitted fields stay as they are.
+    """ Fields of an app that may change; omitted fields stay as they are. `null` clears the defaults
+    (latency, accuracy, output); the other fields always hold a value, so `null` there is a 422.
 
         Attributes:
-            cache (bool | None | Unset):
+            cache (bool | Unset):
             default_latency_ms (float | None | Unset):
             default_min_accuracy (float | None | Unset):
             default_output (AppUpdateDefaultOutputType0 | None | Unset):
-            prefer (AppUpdatePreferType0 | None | Unset):
-            slo_policy (AppUpdateSloPolicyType0 | None | Unset):
+            prefer (AppUpdatePrefer | Unset):
+            slo_policy (AppUpdateSloPolicy | Unset):
      """
 
-    cache: bool | None | Unset = UNSET
+    cache: bool | Unset = UNSET
     default_latency_ms: float | None | Unset = UNSET
     default_min_accuracy: float | None | Unset = UNSET
     default_output: AppUpdateDefaultOutputType0 | None | Unset = UNSET
-    prefer: AppUpdatePreferType0 | None | Unset = UNSET
-    slo_policy: AppUpdateSloPolicyType0 | None | Unset = UNSET
+    prefer: AppUpdatePrefer | Unset = UNSET
+    slo_policy: AppUpdateSloPolicy | Unset = UNSET
 
 
 
@@ -50,11 +51,7 @@ class AppUpdate:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0 # noqa: PLC0415
-        cache: bool | None | Unset
-        if isinstance(self.cache, Unset):
-            cache = UNSET
-        else:
-            cache = self.cache
+        cache = self.cache
 
         default_latency_ms: float | None | Unset
         if isinstance(self.default_latency_ms, Unset):
@@ -76,21 +73,15 @@ class AppUpdate:
         else:
             default_output = self.default_output
 
-        prefer: None | str | Unset
-        if isinstance(self.prefer, Unset):
-            prefer = UNSET
-        elif isinstance(self.prefer, AppUpdatePreferType0):
+        prefer: str | Unset = UNSET
+        if not isinstance(self.prefer, Unset):
             prefer = self.prefer.value
-        else:
-            prefer = self.prefer
 
-        slo_policy: None | str | Unset
-        if isinstance(self.slo_policy, Unset):
-            slo_policy = UNSET
-        elif isinstance(self.slo_policy, AppUpdateSloPolicyType0):
+
+        slo_policy: str | Unset = UNSET
+        if not isinstance(self.slo_policy, Unset):
             slo_policy = self.slo_policy.value
-        else:
-            slo_policy = self.slo_policy
+
 
 
         field_dict: dict[str, Any] = {}
@@ -118,15 +109,7 @@ class AppUpdate:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0 # noqa: PLC0415
         d = dict(src_dict)
-        def _parse_cache(data: object) -> bool | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(bool | None | Unset, data)
-
-        cache = _parse_cache(d.pop("cache", UNSET))
-
+        cache = d.pop("cache", UNSET)
 
         def _parse_default_latency_ms(data: object) -> float | None | Unset:
             if data is None:
@@ -168,44 +151,24 @@ class AppUpdate:
         default_output = _parse_default_output(d.pop("default_output", UNSET))
 
 
-        def _parse_prefer(data: object) -> AppUpdatePreferType0 | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                prefer_type_0 = AppUpdatePreferType0(data)
+        _prefer = d.pop("prefer", UNSET)
+        prefer: AppUpdatePrefer | Unset
+        if isinstance(_prefer,  Unset):
+            prefer = UNSET
+        else:
+            prefer = AppUpdatePrefer(_prefer)
 
 
 
-                return prefer_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(AppUpdatePreferType0 | None | Unset, data)
 
-        prefer = _parse_prefer(d.pop("prefer", UNSET))
-
-
-        def _parse_slo_policy(data: object) -> AppUpdateSloPolicyType0 | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                slo_policy_type_0 = AppUpdateSloPolicyType0(data)
+        _slo_policy = d.pop("slo_policy", UNSET)
+        slo_policy: AppUpdateSloPolicy | Unset
+        if isinstance(_slo_policy,  Unset):
+            slo_policy = UNSET
+        else:
+            slo_policy = AppUpdateSloPolicy(_slo_policy)
 
 
-
-                return slo_policy_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(AppUpdateSloPolicyType0 | None | Unset, data)
-
-        slo_policy = _parse_slo_policy(d.pop("slo_policy", UNSET))
 
 
         app_update = cls(

@@ -97,7 +97,7 @@ def sync_detailed(
     """ Delete Model
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -128,7 +128,7 @@ def sync(
     """ Delete Model
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -154,7 +154,7 @@ async def asyncio_detailed(
     """ Delete Model
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -185,7 +185,7 @@ async def asyncio(
     """ Delete Model
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -101,7 +101,7 @@ def sync_detailed(
     """ Get App
 
     Args:
-        app (str):
+        app (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -132,7 +132,7 @@ def sync(
     """ Get App
 
     Args:
-        app (str):
+        app (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -158,7 +158,7 @@ async def asyncio_detailed(
     """ Get App
 
     Args:
-        app (str):
+        app (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -189,7 +189,7 @@ async def asyncio(
     """ Get App
 
     Args:
-        app (str):
+        app (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -195,7 +195,7 @@ def sync_detailed(
     memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection).
 
     Args:
-        name (str):
+        name (str): An app or model name.
         hardware (None | str | Unset): Only this hardware kind (cpu, cuda, neuron).
         status (ListVariantsStatusType0 | None | Unset):
         precision (None | str | Unset): fp32, fp16, int8-dynamic, int8-static.
@@ -260,7 +260,7 @@ def sync(
     memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection).
 
     Args:
-        name (str):
+        name (str): An app or model name.
         hardware (None | str | Unset): Only this hardware kind (cpu, cuda, neuron).
         status (ListVariantsStatusType0 | None | Unset):
         precision (None | str | Unset): fp32, fp16, int8-dynamic, int8-static.
@@ -320,7 +320,7 @@ async def asyncio_detailed(
     memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection).
 
     Args:
-        name (str):
+        name (str): An app or model name.
         hardware (None | str | Unset): Only this hardware kind (cpu, cuda, neuron).
         status (ListVariantsStatusType0 | None | Unset):
         precision (None | str | Unset): fp32, fp16, int8-dynamic, int8-static.
@@ -385,7 +385,7 @@ async def asyncio(
     memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection).
 
     Args:
-        name (str):
+        name (str): An app or model name.
         hardware (None | str | Unset): Only this hardware kind (cpu, cuda, neuron).
         status (ListVariantsStatusType0 | None | Unset):
         precision (None | str | Unset): fp32, fp16, int8-dynamic, int8-static.

@@ -103,7 +103,7 @@ def sync_detailed(
      Profile the model again (e.g. after hardware was added); 409 while a profile is running.
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,7 +136,7 @@ def sync(
      Profile the model again (e.g. after hardware was added); 409 while a profile is running.
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -164,7 +164,7 @@ async def asyncio_detailed(
      Profile the model again (e.g. after hardware was added); 409 while a profile is running.
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -197,7 +197,7 @@ async def asyncio(
      Profile the model again (e.g. after hardware was added); 409 while a profile is running.
 
     Args:
-        name (str):
+        name (str): An app or model name.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

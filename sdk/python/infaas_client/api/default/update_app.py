@@ -112,8 +112,11 @@ def sync_detailed(
      Change an app's default requirements, SLO-miss policy, cache and cost/latency preference.
 
     Args:
-        app (str):
+        app (str): An app or model name.
         body (AppUpdate): Fields of an app that may change; omitted fields stay as they are.
+            `null` clears the defaults
+            (latency, accuracy, output); the other fields always hold a value, so `null` there is a
+            422.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -148,8 +151,11 @@ def sync(
      Change an app's default requirements, SLO-miss policy, cache and cost/latency preference.
 
     Args:
-        app (str):
+        app (str): An app or model name.
         body (AppUpdate): Fields of an app that may change; omitted fields stay as they are.
+            `null` clears the defaults
+            (latency, accuracy, output); the other fields always hold a value, so `null` there is a
+            422.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -179,8 +185,11 @@ async def asyncio_detailed(
      Change an app's default requirements, SLO-miss policy, cache and cost/latency preference.
 
     Args:
-        app (str):
+        app (str): An app or model name.
         body (AppUpdate): Fields of an app that may change; omitted fields stay as they are.
+            `null` clears the defaults
+            (latency, accuracy, output); the other fields always hold a value, so `null` there is a
+            422.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -215,8 +224,11 @@ async def asyncio(
      Change an app's default requirements, SLO-miss policy, cache and cost/latency preference.
 
     Args:
-        app (str):
+        app (str): An app or model name.
         body (AppUpdate): Fields of an app that may change; omitted fields stay as they are.
+            `null` clears the defaults
+            (latency, accuracy, output); the other fields always hold a value, so `null` there is a
+            422.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

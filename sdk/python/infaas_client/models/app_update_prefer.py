@@ -1,6 +1,6 @@
 from enum import StrEnum
 
-class AppUpdatePreferType0(StrEnum):
+class AppUpdatePrefer(StrEnum):
     COST = "cost"
     LATENCY = "latency"
 

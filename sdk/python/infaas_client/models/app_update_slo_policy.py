@@ -1,6 +1,6 @@
 from enum import StrEnum
 
-class AppUpdateSloPolicyType0(StrEnum):
+class AppUpdateSloPolicy(StrEnum):
     BEST_EFFORT = "best_effort"
     DEFAULT = "default"
     ERROR = "error"
