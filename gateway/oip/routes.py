@@ -223,10 +223,14 @@ async def model_metadata(m: str, request: Request, principal: CallerDep) -> Mode
 @router.get(
     "/models/{m}/ready",
     response_model=ModelReady,
-    responses={**_ERRORS, 503: {"model": ErrorResponse, "description": "not ready yet (e.g. profiling)"}},
+    responses={
+        **_ERRORS,
+        400: {"model": ErrorResponse, "description": "not ready (e.g. profiling, or no models)"},
+    },
 )
 async def model_ready(m: str, request: Request, state: StateDep, principal: CallerDep) -> Response:
-    """200 when the model (or, for an app, one of its models) has a ready variant; 503 while not."""
+    """200 when the model (or, for an app, one of its models) has a ready variant; 400 while not — the
+    protocol's "a 4xx status code indicating false" (as Triton answers), not a server error."""
     model, app = await _resolve(request, principal, m)
     # Ask the registry, not the cache: readiness must flip as soon as profiling ends.
     headers = principal_headers(principal)
@@ -238,9 +242,7 @@ async def model_ready(m: str, request: Request, state: StateDep, principal: Call
         statuses[name] = response.json()["status"]
     if "ready" in statuses.values():
         return Response(ModelReady(name=m, ready=True).model_dump_json(), media_type="application/json")
-    return error_response(
-        503, f"{m!r} is not ready: {statuses or 'no models'}", "unavailable", models=statuses
-    )
+    return error_response(400, f"{m!r} is not ready: {statuses or 'no models'}", "not_ready", models=statuses)
 
 
 @router.post(

@@ -73,7 +73,9 @@ def server_error(call: Any) -> InferenceServerException:
     return info.value
 
 
-def test_health_server_and_model_metadata(shop: dict[str, str], client: triton.InferenceServerClient) -> None:
+def test_health_server_and_model_metadata(
+    running: RunningSuite, shop: dict[str, str], client: triton.InferenceServerClient
+) -> None:
     assert client.is_server_live() and client.is_server_ready()  # probes need no key
     server = client.get_server_metadata()
     assert server["name"] == "infaas" and "binary_tensor_data" in server["extensions"]
@@ -88,6 +90,10 @@ def test_health_server_and_model_metadata(shop: dict[str, str], client: triton.I
     assert app["inputs"] == meta["inputs"]
     assert client.is_model_ready("small", headers=key) and client.is_model_ready("shop", headers=key)
     assert not client.is_model_ready("no-such-model", headers=key)
+    empty = running.admin.post("/v1/apps", json={"name": "empty-shop"})
+    assert empty.status_code == 201, empty.text
+    not_ready = running.admin.get("/v2/models/empty-shop/ready")  # an app with no model: false, not a 5xx
+    assert not_ready.status_code == 400 and not_ready.json()["code"] == "not_ready", not_ready.text
 
     missing = server_error(lambda: client.get_model_metadata("no-such-model", headers=key))
     assert missing.status() == "404" and "no model or app named 'no-such-model'" in missing.message()

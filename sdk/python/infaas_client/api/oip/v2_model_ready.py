@@ -77,13 +77,6 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_422
 
-    if response.status_code == 503:
-        response_503 = ErrorResponse.from_dict(response.json())
-
-
-
-        return response_503
-
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
     else:
@@ -107,7 +100,8 @@ def sync_detailed(
 ) -> Response[ErrorResponse | ModelReady]:
     """ Model Ready
 
-     200 when the model (or, for an app, one of its models) has a ready variant; 503 while not.
+     200 when the model (or, for an app, one of its models) has a ready variant; 400 while not — the
+    protocol's "a 4xx status code indicating false" (as Triton answers), not a server error.
 
     Args:
         m (str):
@@ -140,7 +134,8 @@ def sync(
 ) -> ErrorResponse | ModelReady | None:
     """ Model Ready
 
-     200 when the model (or, for an app, one of its models) has a ready variant; 503 while not.
+     200 when the model (or, for an app, one of its models) has a ready variant; 400 while not — the
+    protocol's "a 4xx status code indicating false" (as Triton answers), not a server error.
 
     Args:
         m (str):
@@ -168,7 +163,8 @@ async def asyncio_detailed(
 ) -> Response[ErrorResponse | ModelReady]:
     """ Model Ready
 
-     200 when the model (or, for an app, one of its models) has a ready variant; 503 while not.
+     200 when the model (or, for an app, one of its models) has a ready variant; 400 while not — the
+    protocol's "a 4xx status code indicating false" (as Triton answers), not a server error.
 
     Args:
         m (str):
@@ -201,7 +197,8 @@ async def asyncio(
 ) -> ErrorResponse | ModelReady | None:
     """ Model Ready
 
-     200 when the model (or, for an app, one of its models) has a ready variant; 503 while not.
+     200 when the model (or, for an app, one of its models) has a ready variant; 400 while not — the
+    protocol's "a 4xx status code indicating false" (as Triton answers), not a server error.
 
     Args:
         m (str):
