@@ -101,11 +101,12 @@ def register_and_query(
         ),
     )
     assert isinstance(accepted, ModelAccepted) and accepted.status.value == "registered"
-    # Profiling takes seconds: right after registering, the protocol's readiness says "not yet" (503).
+    # Profiling takes seconds: right after registering, the protocol's readiness says "not yet" (400, the
+    # protocol's 4xx for false).
     not_yet = v2_model_ready.sync_detailed("sdk-small", client=app)
     still_profiling = get_model.sync("sdk-small", client=app)
     assert isinstance(still_profiling, Model)
-    assert not_yet.status_code == 503 or still_profiling.status == ModelStatus.READY
+    assert not_yet.status_code == 400 or still_profiling.status == ModelStatus.READY
     model = wait_ready(app, "sdk-small")
     ready = v2_model_ready.sync("sdk-small", client=app)
     assert isinstance(ready, ModelReady) and ready.ready
