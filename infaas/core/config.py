@@ -227,6 +227,10 @@ class Settings(BaseSettings):
 
     log_level: str = "info"
 
+    ui_session_ttl_s: float = Field(default=8 * 3600, gt=0)
+    """Lifetime of an admin UI session from sign-in (kept in Redis; the cookie's Max-Age too): after it,
+    or after signing out, the browser is sent back to sign in."""
+
     @field_validator("database_url")
     @classmethod
     def _normalize_dsn(cls, value: str) -> str:
