@@ -1,8 +1,8 @@
-"""`GET /v1/events`: what the planner decided and why (admin key)."""
+"""`GET /v1/events`: what the planner, the registry and the supervisor decided or did, and why (admin key)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -10,7 +10,7 @@ from gateway.deps import PrincipalDep, StateDep
 from infaas.clients.planner import PlannerClient
 from infaas.core.errors import Forbidden
 from infaas.schemas.api import INT64_MAX, NAME_PATTERN
-from infaas.schemas.events import EventPage
+from infaas.schemas.events import EventKind, EventPage
 
 router = APIRouter(prefix="/v1")
 
@@ -31,7 +31,7 @@ async def list_events(
         int | None, Query(ge=1, le=INT64_MAX, description="page: events older than this id")
     ] = None,
     model: Annotated[str | None, Query(pattern=NAME_PATTERN)] = None,
-    kind: Literal["model_autoscaler", "worker_autoscaler"] | None = None,
+    kind: EventKind | None = None,
     action: Annotated[str | None, Query(pattern=ACTION_PATTERN)] = None,
 ) -> EventPage:
     """Scaling decisions and their outcomes, newest first, each with the reason the planner gave."""

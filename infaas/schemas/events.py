@@ -7,12 +7,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-EventKind = Literal["model_autoscaler", "worker_autoscaler"]
+EventKind = Literal["model_autoscaler", "worker_autoscaler", "supervisor", "registry", "profiler"]
+"""Who decided: the planner's two autoscalers; the launcher's supervisor (a service exited, was restarted,
+is crash-looping); the registry (state republished to Redis); the profiler side (a profile's lease lost,
+profiling again)."""
 Outcome = Literal["decided", "done", "failed"]
 
 
 class Event(BaseModel):
-    """One scaling decision or its outcome."""
+    """One scaling, recovery or restart decision, or its outcome."""
 
     id: int
     at: datetime
@@ -20,14 +23,14 @@ class Event(BaseModel):
     action: str = Field(
         description=(
             "replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, "
-            "drain_worker, …"
+            "drain_worker, exited, restarted, crash_loop, republish, reprofile, …"
         )
     )
     model: str | None = None
     variant: str | None = None
     worker: str | None = None
     outcome: Outcome
-    reason: str = Field(description="why the planner decided this, with the numbers it used")
+    reason: str = Field(description="why this was decided or happened, with the numbers used")
     details: dict[str, Any] | None = None
 
 

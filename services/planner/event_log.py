@@ -1,4 +1,5 @@
-"""The planner's event log in Postgres (table `events`): every scaling decision and its outcome."""
+"""The event log in the database (table `events`): every scaling decision and its outcome, and what
+the registry and the supervisor record there (`infaas.data.events`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
 from infaas.data.db import EventRow, make_sessionmaker, utcnow
+from infaas.data.events import event_row, insert_events
 from infaas.schemas.events import Event, EventKind, Outcome
 
 
@@ -18,12 +20,6 @@ class EventLog:
 
     def __init__(self, engine: Engine) -> None:
         self.sessions = make_sessionmaker(engine)
-
-    def _insert(self, rows: list[EventRow]) -> list[int]:
-        with self.sessions() as session, session.begin():
-            session.add_all(rows)
-            session.flush()
-            return [r.id for r in rows]
 
     async def record(
         self,
@@ -37,8 +33,7 @@ class EventLog:
         worker: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> int:
-        row = EventRow(
-            at=utcnow(),
+        row = event_row(
             kind=kind,
             action=action,
             outcome=outcome,
@@ -48,7 +43,7 @@ class EventLog:
             worker=worker,
             details=details,
         )
-        (event_id,) = await asyncio.to_thread(self._insert, [row])
+        (event_id,) = await asyncio.to_thread(insert_events, self.sessions, [row])
         return event_id
 
     def _prune(self, older_than_s: float) -> int:
