@@ -42,8 +42,21 @@ class Api:
     def __init__(self, url: str, key: str) -> None:
         self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
 
-    def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return self.http.request(method, path, **kwargs)
+    def call(self, method: str, path: str, *, retry_s: float = 60.0, **kwargs: Any) -> httpx.Response:
+        """One call; while a service restarts (the gateway unreachable, or 503 from a service behind
+        it), the same call again for up to `retry_s` (the supervisor restarts it within seconds)."""
+        deadline = time.monotonic() + retry_s
+        while True:
+            try:
+                response = self.http.request(method, path, **kwargs)
+                if response.status_code != 503 or time.monotonic() > deadline:
+                    return response
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+            for f in kwargs.get("files", {}).values():  # uploads are read again from their start
+                f[1].seek(0)
+            time.sleep(0.5)
 
 
 def ensure_app(api: Api) -> None:
@@ -65,7 +78,8 @@ def register(api: Api, model: DemoModel) -> None:
             },
             data={"metadata": f'{{"name": "{model.name}", "app": "{APP}", "task": "classification"}}'},
         )
-    if response.status_code != 202:
+    # 409: an earlier try of this same upload reached the registry before its answer was lost.
+    if response.status_code not in (202, 409):
         raise RuntimeError(f"registering {model.name} failed: {response.status_code} {response.text}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -84,6 +85,7 @@ def server_options(service: str, settings: Settings) -> dict[str, Any]:
         "log_level": "warning",
         "log_config": None,  # uvicorn's loggers propagate to our JSON handler
         "access_log": False,
+        "server_header": False,  # no `server: uvicorn` telling every caller what to look up exploits for
         "timeout_graceful_shutdown": 5,
     }
 
@@ -123,6 +125,10 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
     typer.echo("starting infaas …")
     suite = start_suite(settings)
     url = f"http://127.0.0.1:{settings.gateway_port}"
+    stop = threading.Event()
+    # Supervised from here on: a service that exits is restarted (with back-off), during the demo's
+    # registration too, and is never the cause of stopping the rest.
+    supervisor = supervise(suite, stop)
     try:
         if demo:
             from infaas_cli.demo import run_demo
@@ -143,11 +149,13 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
         else:
             typer.echo(f"no demo models: register one with POST {url}/v1/models (see README.md)")
         typer.echo("press Ctrl-C to stop")
-        # A service that exits is restarted (with back-off), never the cause of stopping the rest.
-        supervise(suite)
+        while not stop.wait(1.0):  # a timed wait: the signal handler's KeyboardInterrupt lands in between
+            pass
     except KeyboardInterrupt:
         typer.echo("\nstopping …")
     finally:
+        stop.set()
+        supervisor.join(timeout=10)  # no restart may race the stop below
         suite.stop()
         typer.echo("stopped")
 

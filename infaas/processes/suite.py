@@ -20,6 +20,8 @@ from infaas.core.config import Settings
 from infaas.metrics.exposition import MULTIPROC_ENV, prepare_multiproc_dir
 
 HTTP_SERVICES = ("registry", "scheduler", "executor", "planner", "gateway")
+REDIS = "redis"
+"""The name of the embedded Redis server among a suite's processes (its log: `redis.log`)."""
 
 
 _HANDED_OUT: set[int] = set()
@@ -139,11 +141,23 @@ class Suite:
         self._launch(name)
 
     def restart(self, name: str) -> None:
-        """Start a process that exited again, with the arguments and environment it was started with."""
-        if self.procs[name].poll() is None:
-            raise RuntimeError(f"{name} is still running")
-        self._launch(name)
+        """Start a process that exited again, with the arguments and environment it was started with;
+        `redis` is the embedded Redis server, started again on its port and its append-only file."""
+        if name == REDIS:
+            if self.redis_proc is None or self.redis_proc.poll() is None:
+                raise RuntimeError("the embedded Redis is still running (or was never started)")
+            self.redis_proc = self._spawn(REDIS, list(self.redis_proc.args), env=None)  # type: ignore[arg-type]
+        else:
+            if self.procs[name].poll() is None:
+                raise RuntimeError(f"{name} is still running")
+            self._launch(name)
         self.restarts[name] = self.restarts.get(name, 0) + 1
+
+    def supervised(self) -> dict[str, subprocess.Popen[bytes]]:
+        """Every process a supervisor keeps up: the services, and the embedded Redis when there is one."""
+        if self.redis_proc is None:
+            return dict(self.procs)
+        return {**self.procs, REDIS: self.redis_proc}
 
     def _launch(self, name: str) -> None:
         args, env = self._args[name]
@@ -154,15 +168,16 @@ class Suite:
             [sys.executable, "-m", "infaas_cli.main", *args],
             env={**self.settings.child_env(), MULTIPROC_ENV: str(metrics_dir), **(env or {})},
         )
-        self.started_at[name] = time.monotonic()
 
     def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
         # Output goes to var/logs/<name>.log; the child holds its own descriptor, so ours closes now.
         # Each process gets its own session: Ctrl-C reaches only the launcher, which stops them in order.
         with open(self.log_dir / f"{name}.log", "ab") as log:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
+        self.started_at[name] = time.monotonic()
+        return proc
 
     def port(self, name: str) -> int:
         """Port of a started process: executors after the first are `executor-2`, `executor-3`, …"""

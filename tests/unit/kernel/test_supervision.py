@@ -1,11 +1,17 @@
-"""The supervision policy: back-off after each exit, reset after a stable run, crash-loop verdicts."""
+"""The supervision policy (back-off after each exit, reset after a stable run, crash-loop verdicts) and
+the supervisor acting on it for real child processes."""
 
 from __future__ import annotations
 
 import signal
+import sys
+from pathlib import Path
+from typing import Any
 
+from infaas.core.config import Settings
+from infaas.processes.suite import REDIS, Suite
 from infaas.processes.supervision import BackoffPolicy, History, Verdict, on_exit
-from infaas.processes.supervisor import describe_exit
+from infaas.processes.supervisor import Supervisor, describe_exit
 
 POLICY = BackoffPolicy(
     initial_s=0.5, max_s=30.0, stable_after_s=60.0, crash_loop_exits=5, crash_loop_window_s=60.0
@@ -55,3 +61,45 @@ def test_exit_codes_and_signals_are_named() -> None:
     assert describe_exit(1) == "exit code 1"
     assert describe_exit(-signal.SIGKILL) == "signal SIGKILL"
     assert describe_exit(-200) == "signal 200"
+
+
+def test_the_supervisor_restarts_the_embedded_redis_and_reports_each_step_as_an_event(tmp_path: Path) -> None:
+    """A real child process standing in for the embedded Redis server: it exits at once, the supervisor
+    sees the exit, waits its back-off (an injected clock), starts the same command again, and hands
+    every step to its event sink with a reason."""
+    suite = Suite(settings=Settings(var_dir=tmp_path), log_dir=tmp_path)
+    suite.redis_proc = suite._spawn(REDIS, [sys.executable, "-c", "raise SystemExit(3)"], env=None)
+    suite.redis_proc.wait()
+    now = [suite.started_at[REDIS] + 2.0]
+    events: list[dict[str, Any]] = []
+    supervisor = Supervisor(suite, clock=lambda: now[0], on_event=events.append)
+
+    supervisor.check()
+    assert [(e["action"], e["outcome"]) for e in events] == [("exited", "failed")]
+    assert "redis exited (exit code 3) after 2.0 s up" in events[0]["reason"]
+    assert events[0]["kind"] == "supervisor" and events[0]["details"]["service"] == REDIS
+    first = suite.redis_proc
+
+    now[0] += POLICY.initial_s  # the back-off is over
+    supervisor.check()
+    assert suite.redis_proc is not first and suite.restarts == {REDIS: 1}
+    assert [e["action"] for e in events] == ["exited", "restarted"]
+    assert events[1]["details"]["restarts"] == 1
+    suite.redis_proc.wait()
+    journal = (tmp_path / "supervisor.log").read_text()
+    assert '"service":"redis"' in journal
+
+
+def test_a_sink_that_fails_never_stops_supervision(tmp_path: Path) -> None:
+    suite = Suite(settings=Settings(var_dir=tmp_path), log_dir=tmp_path)
+    suite.redis_proc = suite._spawn(REDIS, [sys.executable, "-c", "pass"], env=None)
+    suite.redis_proc.wait()
+
+    def broken(_event: dict[str, Any]) -> None:
+        raise RuntimeError("database down")
+
+    supervisor = Supervisor(suite, on_event=broken, policy=BackoffPolicy(initial_s=0.0))
+    supervisor.check()
+    supervisor.check()
+    assert suite.restarts == {REDIS: 1}
+    suite.redis_proc.wait()
