@@ -45,20 +45,40 @@ class RegistryClient:
     def model(self, model_id: int) -> ModelInternal:
         return ModelInternal.model_validate_json(self._send("GET", f"/internal/models/{model_id}").content)
 
-    def set_status(self, model_id: int, status: StatusUpdate) -> None:
-        self._send("POST", f"/internal/models/{model_id}/status", json=status.model_dump())
+    def set_status(self, model_id: int, status: StatusUpdate, *, attempt: int | None = None) -> None:
+        """`attempt`: the profiling attempt reporting; the registry refuses a stale one (Conflict)."""
+        self._send(
+            "POST", f"/internal/models/{model_id}/status", json=status.model_dump(), params=_attempt(attempt)
+        )
+
+    def claim_profile(self, model_id: int, *, attempt: int, hardware: str, worker: str | None) -> None:
+        """Take a profiling attempt (no worker: hand it to `hardware`'s queue); Conflict when it is stale
+        or over, NotFound when the model is gone."""
+        params: dict[str, str | int] = {"attempt": attempt, "hardware": hardware}
+        if worker:
+            params["worker"] = worker
+        self._send("POST", f"/internal/models/{model_id}/profile/claim", params=params)
 
     def variants(self, model_id: int) -> list[VariantReport]:
         response = self._send("GET", f"/internal/models/{model_id}/variants")
         return [VariantReport.model_validate(v) for v in response.json()]
 
-    def report_variants(self, model_id: int, reports: Sequence[VariantReport]) -> None:
+    def report_variants(
+        self, model_id: int, reports: Sequence[VariantReport], *, attempt: int | None = None
+    ) -> None:
         self._send(
-            "PUT", f"/internal/models/{model_id}/variants", json=[r.model_dump(mode="json") for r in reports]
+            "PUT",
+            f"/internal/models/{model_id}/variants",
+            json=[r.model_dump(mode="json") for r in reports],
+            params=_attempt(attempt),
         )
 
     def close(self) -> None:
         self._http.close()
+
+
+def _attempt(attempt: int | None) -> dict[str, int]:
+    return {} if attempt is None else {"attempt": attempt}
 
 
 class AsyncRegistryClient:

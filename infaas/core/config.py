@@ -231,6 +231,32 @@ class Settings(BaseSettings):
     """Lifetime of an admin UI session from sign-in (kept in Redis; the cookie's Max-Age too): after it,
     or after signing out, the browser is sent back to sign in."""
 
+    profile_lease_ttl_s: float = Field(default=5.0, gt=0)
+    """A profiler holds a lease on the model it profiles (a Redis key with this TTL, renewed while it
+    works); a profiler that died stops renewing, and the key is gone at most this long after."""
+
+    profile_lease_renew_s: float = Field(default=1.0, gt=0)
+    """How often the profiler renews its lease (and re-creates it if Redis lost it)."""
+
+    profile_lease_grace_s: float = Field(default=5.0, ge=0)
+    """How long a claimed model's lease must stay missing before the registry profiles it again: longer
+    than a renewal plus a Redis reconnect, so Redis restarted empty does not look like a dead profiler."""
+
+    profile_queued_max_s: float = Field(default=600.0, gt=0)
+    """A model queued this long that no profiler took, while no profiler is busy with any model, is
+    queued again: its task was lost (Redis restarted empty) or no profiler was running."""
+
+    profile_max_attempts: int = Field(default=3, ge=1)
+    """Profiling a model is tried at most this many times in a row; then the model is `failed`."""
+
+    profile_sweep_interval_s: float = Field(default=1.0, gt=0)
+    """How often the registry looks for profiles whose profiler is gone."""
+
+    auth_stale_max_s: float = Field(default=300.0, ge=0)
+    """While the registry cannot be reached (refused, timed out, 5xx), the gateway still answers with a
+    key, app or model the registry confirmed at most this long ago (past `auth_cache_ttl_s`), and says
+    so in `x-infaas-stale-auth`; a key never seen, or answered unknown, is not served. 0: never stale."""
+
     @field_validator("database_url")
     @classmethod
     def _normalize_dsn(cls, value: str) -> str:

@@ -96,6 +96,14 @@ class ModelRow(Base):
     validation_rows: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    # Profiling attempts: every enqueue starts a new attempt (the task carries its number, so a stale
+    # delivery is recognised); `profile_tries` counts attempts since the last request to profile;
+    # `profile_worker` is the profiler that claimed the attempt (none while it is queued) since
+    # `profile_since`.
+    profile_attempt: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    profile_tries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    profile_worker: Mapped[str | None] = mapped_column(String(160))
+    profile_since: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class VariantRow(Base):

@@ -139,15 +139,18 @@ def profile_model(
     settings: Settings,
     live_kinds: Callable[[], set[str]],
     dispatch: Dispatch,
+    attempt: int | None = None,
 ) -> list[VariantReport]:
-    """Generate, report, measure the CPU variants here, and hand the rest to their hardware."""
+    """Generate, report, measure the CPU variants here, and hand the rest to their hardware. Reports
+    carry `attempt`: the registry refuses those of an attempt that is no longer current."""
     model = registry.model(model_id)
-    registry.set_status(model_id, StatusUpdate(status="profiling"))
+    registry.set_status(model_id, StatusUpdate(status="profiling"), attempt=attempt)
     signature = Signature.from_json(model.signature)  # once per profile: every step below reads it
     inputs, labels = load_validation(model, signature, artifacts)
     reports, notes = generate(model, signature, artifacts, settings, inputs)
     if not reports:
-        registry.set_status(model_id, StatusUpdate(status="failed", reason="; ".join(notes) or "no variant"))
+        reason = "; ".join(notes) or "no variant"
+        registry.set_status(model_id, StatusUpdate(status="failed", reason=reason), attempt=attempt)
         return []
     live = live_kinds()
     parked = []
@@ -160,7 +163,7 @@ def profile_model(
             )
         else:
             parked.append(r)
-    registry.report_variants(model_id, parked)
+    registry.report_variants(model_id, parked, attempt=attempt)
     done = measure(
         model,
         signature,
@@ -170,14 +173,23 @@ def profile_model(
         settings=settings,
         inputs=inputs,
         labels=labels,
+        attempt=attempt,
     )
     for kind in sorted({r.hardware for r in parked if r.hardware != "cpu" and r.hardware in live}):
+        if attempt is not None:  # the attempt waits in that kind's queue: the sweeper's queued bound applies
+            registry.claim_profile(model_id, attempt=attempt, hardware=kind, worker=None)
         dispatch(model_id, kind)
     return done + [r for r in parked if r.hardware != "cpu"]
 
 
 def profile_variants(
-    model_id: int, hardware: str, *, registry: RegistryClient, artifacts: ArtifactStore, settings: Settings
+    model_id: int,
+    hardware: str,
+    *,
+    registry: RegistryClient,
+    artifacts: ArtifactStore,
+    settings: Settings,
+    attempt: int | None = None,
 ) -> list[VariantReport]:
     """Measure a model's variants of one hardware kind on a worker that has it."""
     model = registry.model(model_id)
@@ -193,6 +205,7 @@ def profile_variants(
         settings=settings,
         inputs=inputs,
         labels=labels,
+        attempt=attempt,
     )
 
 
@@ -206,6 +219,7 @@ def measure(
     settings: Settings,
     inputs: dict[str, np.ndarray],
     labels: np.ndarray,
+    attempt: int | None = None,
 ) -> list[VariantReport]:
     """Measure each session configuration once; its variants differ only by max batch."""
     groups: dict[tuple[str, str, str, str, str, int], list[VariantReport]] = {}
@@ -214,7 +228,8 @@ def measure(
         groups.setdefault(key, []).append(v)
     done: list[VariantReport] = []
     for (digest, runtime, provider, optimization, precision, threads), group in groups.items():
-        registry.report_variants(model.id, [v.model_copy(update={"status": "profiling"}) for v in group])
+        profiling = [v.model_copy(update={"status": "profiling"}) for v in group]
+        registry.report_variants(model.id, profiling, attempt=attempt)
         hardware = group[0].hardware
         try:
             path = artifacts.path(digest)
@@ -253,11 +268,13 @@ def measure(
             )
             reports = [_profiled(v, measured, settings) for v in group]
         except Exception as exc:  # one bad configuration must not sink the other variants
+            if not artifacts.exists(digest):  # the model was deleted under us: the task abandons it
+                raise
             log.exception("profiling %s (%s, %s threads) failed", model.name, provider, threads)
             reports = [
                 v.model_copy(update={"status": "failed", "status_reason": str(exc)[:300]}) for v in group
             ]
-        registry.report_variants(model.id, reports)
+        registry.report_variants(model.id, reports, attempt=attempt)
         done.extend(reports)
     return done
 

@@ -24,11 +24,13 @@ from infaas.clients.profiler import (
     PROFILE_MODEL,
     PROFILE_VARIANTS,
     PROFILER_TTL_S,
+    ProfileLease,
     make_celery,
     profile_queue,
 )
 from infaas.clients.registry import RegistryClient
 from infaas.core.config import Settings
+from infaas.core.errors import Conflict, NotFound
 from infaas.core.logs import configure_logging
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
@@ -36,8 +38,11 @@ from infaas.metrics.exposition import collector_registry
 from infaas.runtimes.hardware import detect_hardware
 from infaas.schemas.api import StatusUpdate, VariantReport
 from services.profiler import service
+from services.profiler.leases import LeaseKeeper
 
 log = logging.getLogger("infaas.profiler")
+
+Work = Callable[[RegistryClient], list[VariantReport]]
 
 PROFILED = Counter("infaas_profiler_models_total", "Models profiled, by outcome", ["outcome"])
 PROFILE_SECONDS = Histogram(
@@ -48,7 +53,8 @@ PROFILE_SECONDS = Histogram(
 )
 
 
-def create_worker_app(settings: Settings) -> Celery:
+def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
+    """The Celery app with the two profiling tasks; `name` is this worker's id in its leases."""
     celery = make_celery(settings.require_redis())
     r = redis.Redis.from_url(settings.require_redis())
 
@@ -56,22 +62,46 @@ def create_worker_app(settings: Settings) -> Celery:
         profilers = store.live_profilers(r, now=time.time(), ttl_s=PROFILER_TTL_S)
         return {k for p in profilers.values() for k in p["kinds"]}
 
-    def dispatch(model_id: int, hardware: str) -> None:
-        celery.send_task(PROFILE_VARIANTS, args=[model_id, hardware], queue=profile_queue(hardware))
-
-    def run(model_id: int, hardware: str, work: Callable[[RegistryClient], list[VariantReport]]) -> int:
+    def run(model_id: int, hardware: str, attempt: int, work: Work) -> int:
+        """Lease, claim and profile one attempt; a duplicate, stale or deleted one is dropped, said why."""
+        lease = ProfileLease(
+            model_id=model_id, hardware=hardware, worker=name, attempt=attempt, since=time.time()
+        )
+        keeper = LeaseKeeper(
+            r, lease, ttl_s=settings.profile_lease_ttl_s, renew_s=settings.profile_lease_renew_s
+        )
+        holder = keeper.take()
+        if holder is not None:
+            PROFILED.labels("dropped").inc()
+            log.info(
+                "model %s (attempt %s) is profiled by %s (attempt %s) since %s; this delivery is dropped",
+                model_id,
+                attempt,
+                holder.worker,
+                holder.attempt,
+                holder.since,
+            )
+            return 0
         registry = RegistryClient(settings.service_url("registry"))
         start = time.perf_counter()
         try:
-            reports = work(registry)
+            with keeper:
+                registry.claim_profile(model_id, attempt=attempt, hardware=hardware, worker=name)
+                reports = work(registry)
             ready = sum(r.status == "ready" for r in reports)
             PROFILED.labels("ready" if ready else "failed").inc()
             return ready
         except Exception as exc:
+            outcome = _abandoned(registry, model_id, attempt, exc)
+            if outcome:
+                PROFILED.labels(outcome).inc()
+                return 0
             PROFILED.labels("error").inc()
             log.exception("profiling model %s on %s failed", model_id, hardware)
             try:
-                registry.set_status(model_id, StatusUpdate(status="failed", reason=str(exc)[:300]))
+                registry.set_status(
+                    model_id, StatusUpdate(status="failed", reason=str(exc)[:300]), attempt=attempt
+                )
             except Exception:
                 log.exception("could not report the failure of model %s", model_id)
             raise
@@ -81,11 +111,18 @@ def create_worker_app(settings: Settings) -> Celery:
 
     artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
 
+    # `attempt` defaults to 0 for tasks sent before attempts existed (models migrated with attempt 0).
     @celery.task(name=PROFILE_MODEL, max_retries=0)  # type: ignore[untyped-decorator]
-    def profile_model_task(model_id: int) -> int:
+    def profile_model_task(model_id: int, attempt: int = 0) -> int:
+        def dispatch(model_id: int, hardware: str) -> None:
+            celery.send_task(
+                PROFILE_VARIANTS, args=[model_id, hardware, attempt], queue=profile_queue(hardware)
+            )
+
         return run(
             model_id,
             "cpu",
+            attempt,
             lambda registry: service.profile_model(
                 model_id,
                 registry=registry,
@@ -93,20 +130,40 @@ def create_worker_app(settings: Settings) -> Celery:
                 settings=settings,
                 live_kinds=live_kinds,
                 dispatch=dispatch,
+                attempt=attempt,
             ),
         )
 
     @celery.task(name=PROFILE_VARIANTS, max_retries=0)  # type: ignore[untyped-decorator]
-    def profile_variants_task(model_id: int, hardware: str) -> int:
+    def profile_variants_task(model_id: int, hardware: str, attempt: int = 0) -> int:
         return run(
             model_id,
             hardware,
+            attempt,
             lambda registry: service.profile_variants(
-                model_id, hardware, registry=registry, artifacts=artifacts, settings=settings
+                model_id, hardware, registry=registry, artifacts=artifacts, settings=settings, attempt=attempt
             ),
         )
 
     return celery
+
+
+def _abandoned(registry: RegistryClient, model_id: int, attempt: int, exc: Exception) -> str | None:
+    """Why a profile that raised is over without being a failure, said in a log line: the model was
+    deleted ("deleted"), or a newer attempt took it ("stale"); None for a real failure."""
+    if isinstance(exc, Conflict):
+        log.info("model %s: attempt %s dropped: %s", model_id, attempt, exc)
+        return "stale"
+    if not isinstance(exc, NotFound):
+        try:  # a failure halfway (an artifact gone) may be the model deleted under us
+            registry.model(model_id)
+            return None
+        except NotFound:
+            pass
+        except Exception:  # the registry away: report the failure as one
+            return None
+    log.info("model %s deleted, profile abandoned (attempt %s)", model_id, attempt)
+    return "deleted"
 
 
 def queues_for_this_machine(requested: list[str] | None) -> list[str]:
@@ -136,10 +193,10 @@ def _announce_forever(settings: Settings, name: str, kinds: list[str], stop: thr
 
 
 def run_worker(settings: Settings, queues: list[str] | None) -> None:
-    celery = create_worker_app(settings)
     chosen = queues_for_this_machine(queues)
     kinds = [q.removeprefix("profile.") for q in chosen]
     name = f"profiler-{'+'.join(kinds)}@{socket.gethostname()}:{settings.profiler_metrics_port}"
+    celery = create_worker_app(settings, name)
     stop = threading.Event()
 
     def on_ready(**_kwargs: Any) -> None:

@@ -33,7 +33,7 @@ from infaas.schemas.api import (
     Worker,
     WorkerRegistration,
 )
-from services.registry import profile_reports, service, variant_query, views
+from services.registry import profile_attempts, profile_reports, service, variant_query, views
 from services.registry import repository as repo
 from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep
 
@@ -127,9 +127,11 @@ def list_variants(
 
 
 @public.post("/models/{name}/profile", status_code=202, response_model=Model)
-def reprofile(name: str, session: SessionDep, principal: PrincipalDep, queue: QueueDep) -> Model:
+def reprofile(name: str, session: SessionDep, principal: PrincipalDep, queue: QueueDep, r: RedisDep) -> Model:
+    """Profile again; a model stuck in profiling (no profiler holds its lease) is queued again, and its
+    `status_reason` says so; 409 while a profiler holds the lease."""
     row = service.model_row(session, principal, name)
-    service.reprofile(session, queue, row)
+    profile_attempts.reprofile(session, r, queue, row)
     return views.model_views(session, [row])[0]
 
 
@@ -218,15 +220,39 @@ def model_variants_internal(model_id: int, session: SessionDep) -> list[VariantR
     return [views.variant_report(v) for v in repo.variants(session, model_id)]
 
 
+# `attempt`: the profiling attempt the profiler works on; another than the current one is a 409.
+AttemptQuery = Annotated[int | None, Query(ge=0, le=2**31 - 1)]
+HardwareQuery = Annotated[str, Query(pattern=r"^[a-z0-9]{1,16}$")]
+WorkerQuery = Annotated[str | None, Query(min_length=1, max_length=160)]
+
+
 @internal.post("/models/{model_id}/status", status_code=204)
-def set_status(model_id: int, body: StatusUpdate, session: SessionDep) -> Response:
-    service.set_status(session, model_id, body)
+def set_status(
+    model_id: int, body: StatusUpdate, session: SessionDep, attempt: AttemptQuery = None
+) -> Response:
+    service.set_status(session, model_id, body, attempt=attempt)
     return Response(status_code=204)
 
 
 @internal.put("/models/{model_id}/variants", status_code=204)
-def report_variants(model_id: int, body: list[VariantReport], session: SessionDep, r: RedisDep) -> Response:
-    profile_reports.report_variants(session, r, model_id, body)
+def report_variants(
+    model_id: int, body: list[VariantReport], session: SessionDep, r: RedisDep, attempt: AttemptQuery = None
+) -> Response:
+    profile_reports.report_variants(session, r, model_id, body, attempt=attempt)
+    return Response(status_code=204)
+
+
+@internal.post("/models/{model_id}/profile/claim", status_code=204)
+def claim_profile(
+    model_id: int,
+    session: SessionDep,
+    attempt: Annotated[int, Query(ge=0, le=2**31 - 1)],
+    hardware: HardwareQuery,
+    worker: WorkerQuery = None,
+) -> Response:
+    """A profiler takes an attempt (no `worker`: the attempt waits in that hardware's queue); 409 when
+    the attempt is stale or over, 404 when the model is gone."""
+    profile_attempts.claim(session, model_id, attempt=attempt, hardware=hardware, worker=worker)
     return Response(status_code=204)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,6 +11,7 @@ from celery import Celery
 from fastapi import FastAPI
 
 from infaas.clients.profiler import PROFILE_MODEL, make_celery, profile_queue
+from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import make_engine, make_sessionmaker
@@ -17,6 +19,7 @@ from infaas.http.app import install_common
 from services.registry import profile_reports, service
 from services.registry.api import internal, public
 from services.registry.jobs.api import router as jobs_router
+from services.registry.profile_sweeper import ProfileSweeper, recovery_config
 
 
 class CeleryProfileQueue:
@@ -25,10 +28,10 @@ class CeleryProfileQueue:
     def __init__(self, celery: Celery) -> None:
         self.celery = celery
 
-    def enqueue(self, model_id: int, hardware: str) -> None:
+    def enqueue(self, model_id: int, hardware: str, attempt: int) -> None:
         self.celery.send_task(
             PROFILE_MODEL,
-            args=[model_id],
+            args=[model_id, attempt],
             queue=profile_queue(hardware),
             retry=True,
             retry_policy={"max_retries": 2, "interval_start": 0.2},
@@ -48,7 +51,12 @@ def create_app(settings: Settings) -> FastAPI:
             if settings.admin_key:
                 service.ensure_admin_key(session, settings.admin_key)
             profile_reports.rebuild_metadata_store(session, app.state.redis)
+        sweeper = ProfileSweeper(
+            app.state.sessionmaker, app.state.redis, app.state.profile_queue, recovery_config(settings)
+        )
+        sweeping = asyncio.create_task(sweeper.run(settings.profile_sweep_interval_s), name="profile-sweeper")
         yield
+        await stop_tasks(sweeping)
         app.state.redis.close()
         engine.dispose()
 

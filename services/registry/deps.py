@@ -13,7 +13,7 @@ from infaas.core.config import Settings
 from infaas.core.errors import Unauthorized
 from infaas.data.artifacts import ArtifactStore
 from infaas.schemas.api import Principal
-from services.registry.service import ProfileQueue
+from services.registry.profile_attempts import ProfileQueue
 
 
 def _session(request: Request) -> Iterator[Session]:

@@ -14,6 +14,7 @@ from infaas.schemas.api import VariantReport
 from infaas.schemas.variants import BatchLatency, VariantProfile
 from infaas.wire.tensors import Signature
 from services.registry import repository as repo
+from services.registry.profile_attempts import check_attempt
 
 _COPIED = (
     "runtime",
@@ -40,12 +41,20 @@ def settled(v: VariantRow) -> bool:
     return v.status in ("ready", "failed") or (v.status == "pending" and bool(v.status_reason))
 
 
-def report_variants(session: Session, r: redis.Redis, model_id: int, reports: list[VariantReport]) -> None:
+def report_variants(
+    session: Session,
+    r: redis.Redis,
+    model_id: int,
+    reports: list[VariantReport],
+    *,
+    attempt: int | None = None,
+) -> None:
     """Upsert variants as the profiler reports them, mark dominated ones, settle the model's status,
-    and publish the ready ones to the metadata store."""
+    and publish the ready ones to the metadata store; a stale attempt's report is refused (409)."""
     model = repo.model_by_id(session, model_id)
     if model is None:
         raise NotFound(f"no model {model_id}")
+    check_attempt(model, attempt)
     existing = {v.id: v for v in repo.variants(session, model_id)}
     for rep in reports:
         row = existing.get(rep.id)

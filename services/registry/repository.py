@@ -101,3 +101,8 @@ def digest_in_use(session: Session, digest: str, *, excluding_model: int | None 
 
 def workers(session: Session) -> list[WorkerRow]:
     return list(session.scalars(select(WorkerRow).order_by(WorkerRow.id)))
+
+
+def models_in_profiling(session: Session) -> list[ModelRow]:
+    """Models queued or being profiled (what the lease sweeper watches)."""
+    return list(session.scalars(select(ModelRow).where(ModelRow.status.in_(("registered", "profiling")))))

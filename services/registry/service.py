@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from typing import Protocol
 
 import redis
 from sqlalchemy import delete
@@ -35,14 +34,11 @@ from infaas.schemas.api import (
     StatusUpdate,
     WorkerRegistration,
 )
-from services.registry import intake
+from services.registry import intake, profile_attempts
 from services.registry import repository as repo
+from services.registry.profile_attempts import ProfileQueue
 
 SUPPORTED_TASKS = frozenset({"classification"})
-
-
-class ProfileQueue(Protocol):
-    def enqueue(self, model_id: int, hardware: str) -> None: ...
 
 
 def hash_key(key: str) -> str:
@@ -149,6 +145,7 @@ def register_model(
         signature=checked.signature.to_json(),
         validation_rows=checked.rows,
     )
+    attempt = profile_attempts.start_attempt(row, fresh=True)
     try:
         session.add(row)
         session.commit()
@@ -157,7 +154,7 @@ def register_model(
         _discard(artifacts, created)
         raise Conflict(f"model {meta.name!r} already exists", model=meta.name) from exc
     try:
-        queue.enqueue(row.id, "cpu")
+        queue.enqueue(row.id, "cpu", attempt)
     except Exception as exc:  # broker down: undo, so the caller can simply retry
         session.delete(row)
         session.commit()
@@ -192,10 +189,11 @@ def model_row(session: Session, principal: Principal, name: str) -> ModelRow:
     return row
 
 
-def set_status(session: Session, model_id: int, update: StatusUpdate) -> None:
+def set_status(session: Session, model_id: int, update: StatusUpdate, *, attempt: int | None = None) -> None:
     row = repo.model_by_id(session, model_id)
     if row is None:
         raise NotFound(f"no model {model_id}")
+    profile_attempts.check_attempt(row, attempt)
     row.status = update.status
     row.status_reason = update.reason
     session.commit()
@@ -231,16 +229,6 @@ def register_worker(session: Session, body: WorkerRegistration) -> WorkerRow:
     row.last_seen_at = utcnow()
     session.commit()
     return row
-
-
-def reprofile(session: Session, queue: ProfileQueue, row: ModelRow) -> None:
-    """Profile a model again (after hardware changed, or to check figures are stable)."""
-    if row.status == "profiling" or row.status == "registered":
-        raise Conflict(f"model {row.name!r} is being profiled already", status=row.status)
-    queue.enqueue(row.id, "cpu")
-    row.status = "profiling"
-    row.status_reason = None
-    session.commit()
 
 
 def hardware_kinds(

@@ -85,7 +85,7 @@ def test_register_model_records_signature_and_enqueues_profiling(
     message = orjson.loads(messages[0])
     assert message["headers"]["task"] == "infaas.profile_model"
     row = db_session.scalars(select(ModelRow)).one()
-    assert message["headers"]["argsrepr"] == f"[{row.id}]"
+    assert message["headers"]["argsrepr"] == f"[{row.id}, 1]"  # the model and its profiling attempt
     assert registry.get("/v1/models/m1", headers=app_headers("a1")).json()["status"] == "registered"
 
 

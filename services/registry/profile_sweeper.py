@@ -1,0 +1,113 @@
+"""The lease sweeper: profiles again a model whose profiler is gone, or gives up on it.
+
+It lives in the registry because the registry owns model status and attempts (Postgres) and already
+sends the profiling tasks; the planner's loops only read the metadata store. Every registry replica
+sweeps; the conditional update in `profile_attempts` lets one act on an attempt. What it decided and
+why is a log line and, when it acts, an event (`GET /v1/events`, kind `profiler`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import redis
+from sqlalchemy.orm import Session, sessionmaker
+
+from infaas.clients.profiler import live_leases
+from infaas.core.config import Settings
+from infaas.data.db import ModelRow
+from infaas.data.events import event_row
+from infaas.schemas.events import Outcome
+from services.registry import profile_attempts
+from services.registry import repository as repo
+from services.registry.profile_attempts import ProfileQueue
+from services.registry.profile_recovery import Decision, ProfileSnapshot, RecoveryConfig, decide
+
+log = logging.getLogger("infaas.registry")
+
+
+def recovery_config(settings: Settings) -> RecoveryConfig:
+    return RecoveryConfig(
+        grace_s=settings.profile_lease_grace_s,
+        queued_max_s=settings.profile_queued_max_s,
+        max_attempts=settings.profile_max_attempts,
+    )
+
+
+@dataclass
+class ProfileSweeper:
+    sessions: sessionmaker[Session]
+    redis: redis.Redis
+    queue: ProfileQueue
+    config: RecoveryConfig
+    clock: Callable[[], float] = time.time
+    # (model id, attempt) -> when this sweeper first saw it claimed without a live lease. In memory: a
+    # restarted registry starts the grace over, which only delays a recovery.
+    missing_since: dict[tuple[int, int], float] = field(default_factory=dict)
+
+    def sweep(self) -> list[tuple[str, Decision]]:
+        """One pass; returns the models it acted on and why."""
+        now = self.clock()
+        leases = live_leases(self.redis)  # a Redis error skips the pass: nothing can be judged without it
+        held = {(lease.model_id, lease.attempt) for lease in leases}
+        acted: list[tuple[str, Decision]] = []
+        seen: set[tuple[int, int]] = set()
+        with self.sessions() as session:
+            for row in repo.models_in_profiling(session):
+                key = (row.id, row.profile_attempt)
+                seen.add(key)
+                leased = key in held
+                if leased or row.profile_worker is None:
+                    self.missing_since.pop(key, None)
+                    missing_s = 0.0
+                else:
+                    missing_s = now - self.missing_since.setdefault(key, now)
+                since = row.profile_since or row.updated_at
+                snapshot = ProfileSnapshot(
+                    model=row.name,
+                    status=row.status,
+                    attempt=row.profile_attempt,
+                    tries=row.profile_tries,
+                    worker=row.profile_worker,
+                    since_s=max(0.0, now - since.timestamp()),
+                    leased=leased,
+                    missing_s=missing_s,
+                    profilers_busy=any(m != row.id for m, _ in held),
+                )
+                decision = decide(snapshot, self.config)
+                if decision.action != "wait" and self._act(session, row, decision):
+                    acted.append((row.name, decision))
+        for key in set(self.missing_since) - seen:
+            del self.missing_since[key]
+        return acted
+
+    def _act(self, session: Session, row: ModelRow, decision: Decision) -> bool:
+        attempt, name = row.profile_attempt, row.name
+        if decision.action == "requeue":
+            done = profile_attempts.requeue(session, self.queue, row, attempt=attempt, reason=decision.reason)
+            outcome: Outcome = "done"
+            action = "reprofile"
+        else:
+            done = profile_attempts.give_up(session, row, attempt=attempt, reason=decision.reason)
+            outcome, action = "failed", "give_up"
+        if not done:  # another replica acted on this attempt first
+            return False
+        log.warning("%s", decision.reason)
+        session.add(
+            event_row(kind="profiler", action=action, outcome=outcome, reason=decision.reason, model=name)
+        )
+        session.commit()
+        return True
+
+    async def run(self, interval_s: float) -> None:
+        """Sweep every `interval_s` until cancelled; a failed pass is logged and the next one tried."""
+        while True:
+            try:
+                await asyncio.to_thread(self.sweep)
+            except Exception as exc:  # Redis or Postgres away for a moment: the next pass retries
+                log.warning("profile sweep failed: %s: %s", type(exc).__name__, exc)
+            await asyncio.sleep(interval_s)
