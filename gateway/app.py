@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
+import hmac
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
 from starlette.types import ASGIApp
 
 from gateway.auth import Authenticator
 from gateway.dataplane.lane import QueryLane
 from gateway.dataplane.routes import FAST_ROUTES
+from gateway.deps import AuthHeader, StateDep
 from gateway.limits import BodyLimit
 from gateway.oip.routes import router as oip_router
 from gateway.oip.schemas import OIP_SCHEMAS
 from gateway.state import GatewayState
 from gateway.ui import router as ui_router
+from gateway.ui.sessions import SessionStore
 from gateway.v1 import apps, events, infer, jobs, models, workers
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.core.config import Settings
+from infaas.core.errors import Forbidden
 from infaas.http.app import install_common, settle_heap
 from infaas.metrics.buffer import flushing
+from infaas.metrics.exposition import CONTENT_TYPE, exposition
 
 
 def serve_app(
@@ -37,6 +43,30 @@ def serve_app(
     # what it passes to the app, with uvicorn's own default of trusted proxies.
     trusted = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
     return QueryLane(app, max_body_bytes=settings.max_request_bytes, forwarded_allow_ips=trusted)
+
+
+def _admin_only_metrics(app: FastAPI) -> None:
+    """`/metrics` of the public port answers the admin key only: its series name apps, models and
+    variants and their rates, which no app key and no stranger may read. Prometheus sends the key as
+    a bearer token (deploy/grafana/README.md); the configured admin key is checked here first, so a
+    scrape does not depend on the registry being up."""
+    app.router.routes[:] = [
+        r for r in app.router.routes if not (isinstance(r, APIRoute) and r.path == "/metrics")
+    ]
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(state: StateDep, authorization: AuthHeader = None) -> Response:
+        scheme, _, given = (authorization or "").partition(" ")
+        admin_key = state.settings.admin_key.encode()
+        if not (
+            admin_key
+            and scheme.lower() == "bearer"
+            and hmac.compare_digest(given.strip().encode(), admin_key)
+        ):
+            principal = await state.auth.principal(authorization)  # 401 without a known key
+            if principal.role != "admin":
+                raise Forbidden("the gateway's metrics are for the admin key only")
+        return Response(exposition(), media_type=CONTENT_TYPE)  # all processes of this gateway
 
 
 def create_app(
@@ -62,11 +92,18 @@ def create_app(
             scheduler=scheduler,
             auth=Authenticator(registry, ttl_s=settings.auth_cache_ttl_s),
         )
+        # The admin UI's sessions; without Redis the UI says it cannot sign anyone in.
+        sessions = (
+            SessionStore(settings.redis_url, ttl_s=settings.ui_session_ttl_s) if settings.redis_url else None
+        )
+        app.state.ui_sessions = sessions
         settle_heap()
         async with flushing():
             yield
         await registry.aclose()
         await scheduler.aclose()
+        if sessions is not None:
+            await sessions.aclose()
 
     app = FastAPI(
         title="infaas",
@@ -77,6 +114,7 @@ def create_app(
         generate_unique_id_function=lambda route: route.name,
     )
     install_common(app, service="gateway")
+    _admin_only_metrics(app)
     app.router.routes.extend(FAST_ROUTES)  # matched before the documented query routes below
     # In this order: the OpenAPI document (and so the generated SDK) lists the paths as included.
     for v1 in (apps, models, workers, infer, events):

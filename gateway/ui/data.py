@@ -1,6 +1,7 @@
 """What the admin UI shows, gathered from the system: the registry (typed client), Redis (instance
 details), the serving processes' `/metrics`, and the gateway's own API for resources other services
-serve (jobs, events), called in-process so the UI shows exactly what API clients see."""
+serve (jobs, events), called in-process so the UI shows exactly what API clients see. All of it is read
+as the admin, with what the gateway process holds: nothing the browser sends is passed on."""
 
 from __future__ import annotations
 
@@ -133,8 +134,13 @@ class ApiAnswer:
         return self.status == 200
 
 
-async def api_get(request: Request, key: str, path: str, params: dict[str, str] | None = None) -> ApiAnswer:
-    """GET one of this gateway's own API routes in-process, with the admin's key."""
+async def api_get(request: Request, path: str, params: dict[str, str] | None = None) -> ApiAnswer:
+    """GET one of this gateway's own API routes in-process, with the admin key this gateway is
+    configured with (`INFAAS_ADMIN_KEY`): nothing the browser sent is used to call the API."""
+    key = gateway_state(request).settings.admin_key
+    if not key:
+        message = "this gateway has no admin key to read it with: set INFAAS_ADMIN_KEY"
+        return ApiAnswer(503, {"error": {"code": "unavailable", "message": message}})
     transport = httpx.ASGITransport(app=request.app)
     async with httpx.AsyncClient(
         transport=transport, base_url="http://gateway.internal", timeout=10.0

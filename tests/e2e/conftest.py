@@ -32,11 +32,18 @@ class RunningSuite:
     url: str
     admin: httpx.Client
 
-    @property
-    def scheduler_metrics_url(self) -> str:
-        """Where the scheduler's metrics are: its own service, or the gateway that embeds it."""
-        service = "scheduler" if self.settings.scheduler_mode == "remote" else "gateway"
-        return f"http://127.0.0.1:{self.settings.port(service)}/metrics"
+    def metrics(self, service: str) -> str:
+        """A service's `/metrics` text, scraped as Prometheus would: the gateway's (the public port)
+        answers the admin key only."""
+        headers = {"Authorization": f"Bearer {self.settings.admin_key}"} if service == "gateway" else {}
+        url = f"http://127.0.0.1:{self.settings.port(service)}/metrics"
+        response = httpx.get(url, headers=headers, timeout=5)
+        assert response.status_code == 200, f"{service}: {response.status_code} {response.text}"
+        return response.text
+
+    def scheduler_metrics(self) -> str:
+        """The scheduler's metrics: from its own service, or from the gateway that embeds it."""
+        return self.metrics("scheduler" if self.settings.scheduler_mode == "remote" else "gateway")
 
     def client(self, key: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}

@@ -81,7 +81,7 @@ def test_repeated_inputs_are_answered_from_the_cache(
     assert second["outputs"] == first["outputs"]
     other = query(running, shop_key, {"inputs": (x + 0.01).tolist()}).json()
     assert other["cached"] is False
-    metrics = httpx.get(running.scheduler_metrics_url).text
+    metrics = running.scheduler_metrics()
     assert 'infaas_cache_requests_total{result="hit"}' in metrics
 
 

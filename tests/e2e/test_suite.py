@@ -188,12 +188,11 @@ def test_every_service_exposes_metrics_and_the_gateway_one_openapi(running: Runn
     if settings.scheduler_mode == "remote":
         services.append("scheduler")
     for service in services:
-        response = httpx.get(f"http://127.0.0.1:{settings.port(service)}/metrics", timeout=5)
-        assert response.status_code == 200, service
-        assert "infaas_" in response.text or "python_info" in response.text, service
-    scheduler = httpx.get(running.scheduler_metrics_url).text
+        text = running.metrics(service)
+        assert "infaas_" in text or "python_info" in text, service
+    scheduler = running.scheduler_metrics()
     assert 'infaas_scheduler_decisions_total{action="active"}' in scheduler
-    gateway = httpx.get(f"{running.url}/metrics").text
+    gateway = running.metrics("gateway")
     assert (
         'infaas_gateway_http_requests_total{code="200",method="POST",route="/v1/apps/{app}/infer"}' in gateway
     )

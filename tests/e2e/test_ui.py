@@ -136,7 +136,8 @@ def test_sign_in_is_required_and_only_the_admin_key_opens_the_ui(
     assert page.url.endswith("/ui/")
     (cookie,) = context.cookies()
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
-    assert cookie["value"] == running.settings.admin_key
+    # The cookie holds a random session id, never the key.
+    assert cookie["name"] == "infaas_session" and running.settings.admin_key not in cookie["value"]
     assert running.settings.admin_key not in page.url
     # Script cannot read the key (HttpOnly), and the page says it may not run any.
     assert page.evaluate("document.cookie") == ""
@@ -150,6 +151,10 @@ def test_sign_in_is_required_and_only_the_admin_key_opens_the_ui(
     with page.expect_navigation():
         page.click("text=Sign out")
     assert page.url.endswith("/ui/login") and not context.cookies()
+    page.goto("/ui/workers")
+    assert page.url.endswith("/ui/login")
+    # The signed-out session is revoked on the server: its cookie put back opens nothing.
+    context.add_cookies([cookie])
     page.goto("/ui/workers")
     assert page.url.endswith("/ui/login")
 
