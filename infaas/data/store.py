@@ -10,8 +10,9 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 | `model:{model}:by_latency` | zset | vid → p50 ms at batch 1 | registry |
 | `model:{model}:by_accuracy` | zset | vid → accuracy | registry |
 | `model:{model}:by_cost` | zset | vid → $ per query at saturation | registry |
+| `published` | string | token of the registry's last complete publication (gone: Redis lost it) | registry |
 | `profiler:{name}` | hash | hardware kinds a live profiler worker serves (TTL) | profiler |
-| `workers` | zset | worker id → last heartbeat (unix s) | executor |
+| `workers` | zset | worker id → last heartbeat (unix s); 0: the worker left on purpose | executor |
 | `worker:{wid}` | hash | hardware, url, cores, memory, utilization (TTL) | executor |
 | `instances:{wid}` | hash | vid → JSON `{state, pending}` (TTL) | executor |
 | `q:{vid}` | stream | queries for a variant; group `executors` | scheduler → executor |
@@ -21,7 +22,9 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -33,6 +36,7 @@ from infaas.schemas.variants import VariantProfile
 
 P = "infaas:"
 VARIANTS = P + "variants"
+PUBLISHED = P + "published"
 WORKERS = P + "workers"
 INVALIDATE = P + "invalidate"
 STREAM_GROUP = "executors"
@@ -82,8 +86,12 @@ def reply_channel(sid: str) -> str:
 # --- registry side (synchronous) -------------------------------------------------------------------
 
 
-def publish_variants(r: redis.Redis, profiles: Iterable[VariantProfile], *, notify: bool = True) -> int:
-    """Write profiles and their indexes in one round trip, then tell schedulers to refresh."""
+def publish_variants(
+    r: redis.Redis, profiles: Iterable[VariantProfile], *, notify: bool = True, complete: bool = False
+) -> int:
+    """Write profiles and their indexes in one transaction, then tell schedulers to refresh. `complete`:
+    these are every ready variant, so the `published` sentinel is written too, last in the same
+    transaction (its absence then means Redis lost the publication, never that it is half done)."""
     pipe = r.pipeline(transaction=True)
     count = 0
     for v in profiles:
@@ -94,7 +102,9 @@ def publish_variants(r: redis.Redis, profiles: Iterable[VariantProfile], *, noti
         pipe.zadd(model_index_key(v.model, "accuracy"), {v.id: v.accuracy})
         pipe.zadd(model_index_key(v.model, "cost"), {v.id: v.cost_per_query})
         count += 1
-    if count:
+    if complete:
+        pipe.set(PUBLISHED, uuid.uuid4().hex)  # a new token: schedulers see a republication by it
+    if count or complete:
         pipe.execute()
         if notify:
             r.publish(INVALIDATE, "variants")
@@ -158,6 +168,39 @@ async def read_live(
 ) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
     """Workers with a fresh heartbeat and the instances they report."""
     ids = [text(m) for m in await r.zrangebyscore(WORKERS, now - ttl_s, "+inf")]
+    return await _read_workers(r, ids)
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """What a scheduler reads every poll: the live workers and their instances, the workers that left
+    on purpose (`forget_worker`), and the token of the registry's last complete publication (None:
+    Redis holds no publication, e.g. it came back empty)."""
+
+    workers: tuple[WorkerView, ...]
+    instances: tuple[InstanceView, ...]
+    departed: frozenset[str]
+    published: str | None
+
+
+async def read_live_state(r: aioredis.Redis, *, now: float, ttl_s: float) -> LiveState:
+    pipe = r.pipeline(transaction=False)
+    pipe.zrangebyscore(WORKERS, now - ttl_s, "+inf")
+    pipe.zrangebyscore(WORKERS, 0, 0)
+    pipe.get(PUBLISHED)
+    live, departed, published = await pipe.execute()
+    workers, instances = await _read_workers(r, [text(m) for m in live])
+    return LiveState(
+        workers=workers,
+        instances=instances,
+        departed=frozenset(text(m) for m in departed),
+        published=text(published) if published is not None else None,
+    )
+
+
+async def _read_workers(
+    r: aioredis.Redis, ids: list[str]
+) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
     if not ids:
         return (), ()
     pipe = r.pipeline(transaction=False)
@@ -232,8 +275,11 @@ async def heartbeat(
 
 
 async def forget_worker(r: aioredis.Redis, wid: str) -> None:
+    """The worker leaves on purpose (drained or shut down). Its score becomes 0, not removed: schedulers
+    keep a worker whose heartbeat merely vanished (Redis restarted, a key expired during a blip) for a
+    while, and this tells them to drop it at once."""
     await r.delete(worker_key(wid), instances_key(wid))
-    await r.zrem(WORKERS, wid)
+    await r.zadd(WORKERS, {wid: 0})
     await r.publish(INVALIDATE, "instances")
 
 

@@ -16,7 +16,7 @@ from infaas.core.config import Settings
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import make_engine, make_sessionmaker
 from infaas.http.app import install_common
-from services.registry import profile_reports, service
+from services.registry import republish, service
 from services.registry.api import internal, public
 from services.registry.jobs.api import router as jobs_router
 from services.registry.profile_sweeper import ProfileSweeper, recovery_config
@@ -50,13 +50,16 @@ def create_app(settings: Settings) -> FastAPI:
         with app.state.sessionmaker() as session:
             if settings.admin_key:
                 service.ensure_admin_key(session, settings.admin_key)
-            profile_reports.rebuild_metadata_store(session, app.state.redis)
+            republish.republish(session, app.state.redis)
+        keeper = asyncio.create_task(
+            republish.keep_published(app.state.sessionmaker, app.state.redis), name="keep-published"
+        )
         sweeper = ProfileSweeper(
             app.state.sessionmaker, app.state.redis, app.state.profile_queue, recovery_config(settings)
         )
         sweeping = asyncio.create_task(sweeper.run(settings.profile_sweep_interval_s), name="profile-sweeper")
         yield
-        await stop_tasks(sweeping)
+        await stop_tasks(keeper, sweeping)
         app.state.redis.close()
         engine.dispose()
 

@@ -1,5 +1,6 @@
 """Profiler reports into the registry: upsert the model's variants, mark the dominated ones, settle the
-model's status, and publish the ready variants to the Redis metadata store (or rebuild it from Postgres)."""
+model's status, and publish the ready variants to the Redis metadata store (`republish.py` publishes them
+all)."""
 
 from __future__ import annotations
 
@@ -127,8 +128,3 @@ def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
         cost_per_query=float(v.cost_per_query or 0.0),
         dominated=v.dominated,
     )
-
-
-def rebuild_metadata_store(session: Session, r: redis.Redis) -> int:
-    """Publish every ready variant: Redis holds nothing that Postgres cannot restore."""
-    return store.publish_variants(r, [to_profile(v, m, a) for v, m, a in repo.ready_variants(session)])

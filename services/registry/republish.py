@@ -1,0 +1,84 @@
+"""Keeping the registry's publication in Redis: every ready variant (its profile and its model's and app's
+indexes) is published at start, and again whenever Redis is found to have lost it.
+
+Redis holds nothing that Postgres cannot restore (docs/architecture.md, Stores), but nothing restores it
+by itself: after Redis came back empty, schedulers refreshing their snapshot would find no variant and
+answer 422 "no profiled variant" for models the registry lists as ready. A complete publication ends
+with the `published` sentinel (`infaas.data.store.publish_variants(complete=True)`), so its absence is a
+cheap, exact sign of the loss; `keep_published` checks it every second. Several registry processes may
+run this loop: each republication writes the same values (idempotent), so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import redis
+from sqlalchemy.orm import Session, sessionmaker
+
+from infaas.data import store
+from infaas.data.events import record_event
+from services.registry import repository as repo
+from services.registry.profile_reports import to_profile
+
+log = logging.getLogger("infaas.registry")
+
+CHECK_EVERY_S = 1.0  # a lost publication costs queries until it is back: look often, it is one EXISTS
+
+
+@dataclass(frozen=True)
+class Publication:
+    models: int
+    variants: int
+    apps: int
+
+    def summary(self) -> str:
+        return f"{self.models} models, {self.variants} variants, {self.apps} apps"
+
+
+def republish(session: Session, r: redis.Redis) -> Publication:
+    """Publish every ready variant, sentinel last. A model deleted (or sent to re-profiling) while this
+    ran is unpublished by whoever changed it after their commit; what this call published from the
+    earlier read is checked against Postgres once more and taken out if it is no longer ready."""
+    ready = repo.ready_variants(session)
+    profiles = [to_profile(v, m, a) for v, m, a in ready]
+    store.publish_variants(r, profiles, complete=True)
+    session.rollback()  # end the read's transaction: the check below must see what committed since
+    still = {v.id for v, _, _ in repo.ready_variants(session)}
+    for p in profiles:
+        if p.id not in still:
+            store.unpublish_variants(r, model=p.model, app=p.app, vids=[p.id])
+    return Publication(
+        models=len({p.model for p in profiles}), variants=len(profiles), apps=len({p.app for p in profiles})
+    )
+
+
+def republish_if_lost(sessions: sessionmaker[Session], r: redis.Redis) -> Publication | None:
+    """Republish when the sentinel is gone; says why in the log and the event log."""
+    if r.exists(store.PUBLISHED):
+        return None
+    with sessions() as session:
+        done = republish(session, r)
+    reason = f"Redis came back without the published state; republished {done.summary()}"
+    log.warning(reason)
+    record_event(
+        sessions,
+        kind="registry",
+        action="republish",
+        outcome="done",
+        reason=reason,
+        details={"models": done.models, "variants": done.variants, "apps": done.apps},
+    )
+    return done
+
+
+async def keep_published(sessions: sessionmaker[Session], r: redis.Redis) -> None:
+    """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking)."""
+    while True:
+        await asyncio.sleep(CHECK_EVERY_S)
+        try:
+            await asyncio.to_thread(republish_if_lost, sessions, r)
+        except Exception as exc:  # Redis or the database away: the next turn tries again
+            log.warning("checking the published state failed: %s", exc)
