@@ -4,9 +4,12 @@ them on reply channels, the other serves the queries pushed into its inbox over 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import Any
+
+from redis.exceptions import ResponseError
 
 from infaas.data import store
 from infaas.wire.frames import decode_frame
@@ -74,7 +77,13 @@ async def consume_stream(worker: Worker, instance: Instance) -> None:
                 entries += more[0][1] if more else []
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, ResponseError) and "NOGROUP" in str(exc):
+                # Redis came back without the stream (restarted empty): make it and its group again.
+                log.warning("%s has no consumer group (Redis lost its data); creating it again", stream)
+                with contextlib.suppress(Exception):  # BUSYGROUP: another worker made it first
+                    await worker.redis.xgroup_create(stream, store.STREAM_GROUP, id="0", mkstream=True)
+                continue
             log.exception("reading %s failed; retrying", stream)
             await asyncio.sleep(0.5)
             continue

@@ -41,6 +41,8 @@ class Replies:
             pubsub = self.redis.pubsub()
             try:
                 await pubsub.subscribe(self.channel, store.INVALIDATE)
+                if ready.is_set():  # re-subscribed: invalidations sent meanwhile were missed
+                    await self.snapshot.on_invalidate("variants")
                 ready.set()
                 async for message in pubsub.listen():
                     if message["type"] != "message":

@@ -1,8 +1,11 @@
 """The scheduler's local, always-fresh view of the metadata store.
 
 Variants change rarely (a model finishes profiling): they are reloaded when the registry publishes an
-invalidation. Workers and instances change often: they are re-read every `interval` and whenever an
-executor announces a change. A query then decides from memory, with no Redis round trip.
+invalidation, and when the registry's publication token changes (a republication after Redis lost its
+data: the invalidation may have been missed while the subscription was down). Workers and instances
+change often: they are re-read every `interval` and whenever an executor announces a change; a worker
+whose heartbeat vanished is kept for a while (`liveness.py`). A query then decides from memory, with no
+Redis round trip.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from infaas.core.aio import stop_tasks
 from infaas.data import store
 from infaas.policy.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.schemas.variants import VariantProfile
+from services.scheduler import liveness
 
 log = logging.getLogger("infaas.scheduler")
 
@@ -43,10 +47,20 @@ class SnapshotCache:
         self.serving: dict[str, tuple[WorkerView, ...]] = {}
         """Per variant, the workers with an active instance of it that take pushed queries."""
         self._unreachable: dict[str, float] = {}  # push address -> until when it is left out
+        self._known: dict[str, liveness.Seen] = {}
+        self._reachable_since = time.monotonic()  # when Redis last began answering (liveness.merge)
+        self._failing = False
+        self._published: str | None = None  # the registry's publication token last seen
         self._task: asyncio.Task[None] | None = None
 
     async def refresh_variants(self) -> None:
+        lost = self._published is not None and await self.redis.get(store.PUBLISHED) is None
         variants = await store.read_variants(self.redis)
+        if lost:
+            # Redis lost the registry's publication (it republishes within a second or two): what it
+            # holds now is a part at best, so keep what was known and add to it until then.
+            log.warning("the metadata store lost the registry's publication; keeping the known variants")
+            variants = {**self.snapshot.variants, **variants}
         by_model: dict[str, list[VariantProfile]] = {}
         by_app: dict[tuple[str, str], list[VariantProfile]] = {}
         for v in variants.values():
@@ -69,11 +83,35 @@ class SnapshotCache:
         return index
 
     async def refresh_live(self) -> None:
-        workers, instances = await store.read_live(self.redis, now=self.clock(), ttl_s=self.ttl_s)
+        try:
+            state = await store.read_live_state(self.redis, now=self.clock(), ttl_s=self.ttl_s)
+        except Exception:
+            self._failing = True  # the time until Redis answers again does not count against workers
+            raise
+        now = time.monotonic()
+        if self._failing:
+            self._failing = False
+            self._reachable_since = now
+            log.info("Redis answers again: known workers have %.1f s to heartbeat", self.ttl_s)
+        table = liveness.merge(
+            self._known,
+            state.workers,
+            state.instances,
+            departed=state.departed,
+            now=now,
+            reachable_since=self._reachable_since,
+            ttl_s=self.ttl_s,
+        )
+        for wid in table.dropped:
+            why = "it left" if wid in state.departed else f"no heartbeat for {self.ttl_s:.1f} s"
+            log.info("worker %s is gone: %s", wid, why)
+        self._known = table.workers
         if self._unreachable:
-            now = time.monotonic()
             self._unreachable = {a: t for a, t in self._unreachable.items() if t > now}
-        self._set_live(*self._reachable(workers, instances))
+        self._set_live(*self._reachable(*liveness.flatten(table.workers)))
+        if state.published is not None and state.published != self._published:
+            self._published = state.published  # a (re)publication: read the variants it holds
+            await self.refresh_variants()
 
     def _reachable(
         self, workers: tuple[WorkerView, ...], instances: tuple[InstanceView, ...]
