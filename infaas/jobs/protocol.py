@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import io
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ import orjson
 from celery import Celery
 
 from infaas.core.errors import InvalidInput
+from infaas.wire.archives import check_npz_bounds
 from infaas.wire.tensors import Signature, check_array, validation_keys
 
 RUN_CHUNK = "infaas.run_chunk"
@@ -132,13 +132,8 @@ def _load_npy(data: bytes) -> np.ndarray:
 def _load_npz(data: bytes, signature: Signature, *, max_bytes: int) -> dict[str, np.ndarray]:
     keys = validation_keys(signature)
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            # Declared sizes first: a small, highly compressed member must not expand into all memory.
-            declared = sum(info.file_size for info in archive.infolist())
-            if declared > max_bytes:
-                raise InvalidInput(
-                    f"the .npz expands to {declared} bytes; at most {max_bytes}", limit=max_bytes
-                )
+        # Declared sizes first: a small, highly compressed member must not expand into all memory.
+        check_npz_bounds(data, max_expanded_bytes=max_bytes, what="the .npz input")
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             present = set(archive.files)
             out: dict[str, np.ndarray] = {}
