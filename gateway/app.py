@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
@@ -17,7 +17,7 @@ from starlette.types import ASGIApp
 from gateway.auth import Authenticator
 from gateway.dataplane.lane import QueryLane
 from gateway.dataplane.routes import FAST_ROUTES
-from gateway.deps import AuthHeader, StateDep
+from gateway.deps import AuthHeader, StateDep, client_address
 from gateway.limits import BodyLimit
 from gateway.oip.routes import router as oip_router
 from gateway.oip.schemas import OIP_SCHEMAS
@@ -55,7 +55,7 @@ def _admin_only_metrics(app: FastAPI) -> None:
     ]
 
     @app.get("/metrics", include_in_schema=False)
-    async def metrics(state: StateDep, authorization: AuthHeader = None) -> Response:
+    async def metrics(request: Request, state: StateDep, authorization: AuthHeader = None) -> Response:
         scheme, _, given = (authorization or "").partition(" ")
         admin_key = state.settings.admin_key.encode()
         if not (
@@ -63,7 +63,8 @@ def _admin_only_metrics(app: FastAPI) -> None:
             and scheme.lower() == "bearer"
             and hmac.compare_digest(given.strip().encode(), admin_key)
         ):
-            principal = await state.auth.principal(authorization)  # 401 without a known key
+            # 401 without a known key
+            principal = await state.auth.principal(authorization, client_address(request))
             if principal.role != "admin":
                 raise Forbidden("the gateway's metrics are for the admin key only")
         return Response(exposition(), media_type=CONTENT_TYPE)  # all processes of this gateway
@@ -77,20 +78,26 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        registry = AsyncRegistryClient(settings.service_url("registry"))
+        registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
         scheduler: QueryDispatch
         if embedded_scheduler is not None:
             scheduler = embedded_scheduler(settings)
         else:
             scheduler = SchedulerClient(
-                settings.service_url("scheduler"), timeout_s=settings.query_timeout_s + 5
+                settings.service_url("scheduler"),
+                internal_key=settings.internal_key,
+                timeout_s=settings.query_timeout_s + 5,
             )
         await scheduler.start()
         app.state.gateway = GatewayState(
             settings=settings,
             registry=registry,
             scheduler=scheduler,
-            auth=Authenticator(registry, ttl_s=settings.auth_cache_ttl_s),
+            auth=Authenticator(
+                registry,
+                ttl_s=settings.auth_cache_ttl_s,
+                failures_per_minute=settings.auth_failures_per_minute,
+            ),
         )
         # The admin UI's sessions; without Redis the UI says it cannot sign anyone in.
         sessions = (
@@ -113,7 +120,7 @@ def create_app(
         # Operation ids are the route functions' names: they name the generated SDK's functions.
         generate_unique_id_function=lambda route: route.name,
     )
-    install_common(app, service="gateway")
+    install_common(app, service="gateway", internal_key=None)  # public: keys, not the internal key
     _admin_only_metrics(app)
     app.router.routes.extend(FAST_ROUTES)  # matched before the documented query routes below
     # In this order: the OpenAPI document (and so the generated SDK) lists the paths as included.

@@ -1,21 +1,24 @@
-"""Who is calling: API keys verified by the registry, remembered for a few seconds."""
+"""Who is calling: API keys verified by the registry, remembered for a few seconds; an address that keeps
+sending unknown keys is refused for a while (`gateway.limits.FailureLimiter`)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 
+from gateway.limits import FailureLimiter, FailurePolicy
 from gateway.ttl_cache import TTLCache
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.core.errors import Forbidden, NotFound, Unauthorized
+from infaas.core.errors import Forbidden, NotFound, TooManyRequests, Unauthorized
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
 
 _NAME = re.compile(NAME_PATTERN)
 
 
 class Authenticator:
-    def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float) -> None:
+    def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float, failures_per_minute: int) -> None:
         self.registry = registry
+        self.failures = FailureLimiter(FailurePolicy(failures_per_minute))
         # Busy entries reload in the background after half their life, so a query never waits for
         # the registry because an entry it uses all the time happened to expire.
         refresh = ttl_s / 2
@@ -23,7 +26,13 @@ class Authenticator:
         self.apps: TTLCache[AppInternal] = TTLCache(ttl_s, refresh_after_s=refresh)
         self.models: TTLCache[ModelInternal] = TTLCache(ttl_s, refresh_after_s=refresh)
 
-    async def principal(self, authorization: str | None) -> Principal:
+    async def principal(self, authorization: str | None, client: str | None) -> Principal:
+        """The caller behind a bearer key. `client` is the caller's address (None: not limited); an
+        address out of failed verifications gets 429 before its key is looked at, so it learns
+        nothing about any key until its budget refills."""
+        wait = self.failures.retry_after_s(client)
+        if wait > 0:
+            raise TooManyRequests("too many unknown API keys from this address", retry_after_s=round(wait, 3))
         if not authorization:
             raise Unauthorized("missing API key: send 'Authorization: Bearer <key>'")
         scheme, _, key = authorization.partition(" ")
@@ -41,6 +50,7 @@ class Authenticator:
 
         principal = await self.keys.get(digest, verify)
         if principal is None:
+            self.failures.failed(client)  # a remembered unknown key counts too: it is another guess
             raise Unauthorized("unknown API key")
         return principal
 

@@ -26,9 +26,14 @@ def state_of(request: Request) -> GatewayState:
     return state
 
 
+def client_address(request: Request) -> str | None:
+    """The caller's address, as trusted proxies forwarded it: what failed key verifications count against."""
+    return request.client.host if request.client else None
+
+
 async def caller(request: Request, authorization: AuthHeader = None) -> Principal:
     """The caller of a `/v1` route, by its bearer key (401 without a known one)."""
-    return await state_of(request).auth.principal(authorization)
+    return await state_of(request).auth.principal(authorization, client_address(request))
 
 
 StateDep = Annotated[GatewayState, Depends(state_of)]

@@ -1,6 +1,11 @@
-"""Body size limits enforced as the bytes arrive (413 before a large body is buffered)."""
+"""Limits at the gateway's edge: body sizes enforced as the bytes arrive (413 before a large body is
+buffered), and failed key verifications per client address (429 once an address spent its budget)."""
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import orjson
 from starlette.exceptions import HTTPException
@@ -62,3 +67,69 @@ async def _reject(send: Send, limit: int, *, oip: bool = False) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+@dataclass(frozen=True, slots=True)
+class FailureBucket:
+    """One client address's budget of failed key verifications: `tokens` at monotonic time `at`."""
+
+    tokens: float
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class FailurePolicy:
+    """A token bucket per client address: `per_minute` failures at once, refilled at `per_minute` a
+    minute. A pure policy over buckets and a time; `FailureLimiter` keeps the buckets."""
+
+    per_minute: int
+
+    def tokens(self, bucket: FailureBucket, now: float) -> float:
+        refilled = bucket.tokens + max(0.0, now - bucket.at) * self.per_minute / 60.0
+        return min(float(self.per_minute), refilled)
+
+    def retry_after_s(self, bucket: FailureBucket | None, now: float) -> float:
+        """0 when the address may try a key now; else the seconds until its next token."""
+        if bucket is None or self.per_minute <= 0:
+            return 0.0
+        missing = 1.0 - self.tokens(bucket, now)
+        return 0.0 if missing <= 0 else missing * 60.0 / self.per_minute
+
+    def after_failure(self, bucket: FailureBucket | None, now: float) -> FailureBucket:
+        tokens = float(self.per_minute) if bucket is None else self.tokens(bucket, now)
+        return FailureBucket(tokens=max(0.0, tokens - 1.0), at=now)
+
+    def full(self, bucket: FailureBucket, now: float) -> bool:
+        """The bucket holds nothing worth keeping: forgetting it changes no answer."""
+        return self.tokens(bucket, now) >= self.per_minute
+
+
+class FailureLimiter:
+    """Failed key verifications per client address, so the gateway is not a key oracle: an address that
+    spent its budget is refused (429, `Retry-After`) until it refills, whatever key it sends next.
+
+    Only addresses with a recent failure are kept, at most `max_clients` (the fullest go first), so a
+    flood of addresses costs bounded memory; with none kept, a check is one empty-dict test."""
+
+    def __init__(
+        self, policy: FailurePolicy, *, clock: Callable[[], float] = time.monotonic, max_clients: int = 10_000
+    ) -> None:
+        self.policy = policy
+        self.clock = clock
+        self.max_clients = max_clients
+        self.buckets: dict[str, FailureBucket] = {}
+
+    def retry_after_s(self, client: str | None) -> float:
+        if not self.buckets or client is None:
+            return 0.0
+        return self.policy.retry_after_s(self.buckets.get(client), self.clock())
+
+    def failed(self, client: str | None) -> None:
+        if client is None or self.policy.per_minute <= 0:
+            return
+        now = self.clock()
+        self.buckets[client] = self.policy.after_failure(self.buckets.pop(client, None), now)
+        if len(self.buckets) > self.max_clients:
+            self.buckets = {c: b for c, b in self.buckets.items() if not self.policy.full(b, now)}
+            while len(self.buckets) > self.max_clients:  # all recent: the longest-untouched go
+                del self.buckets[next(iter(self.buckets))]

@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from infaas.core.config import Settings
-from infaas.processes.suite import Suite, admin_key
+from infaas.processes.suite import Suite, admin_key, internal_key
 from infaas.processes.supervisor import Supervisor
 from infaas.processes.supervisor import logger as supervisor_logger
 
@@ -31,6 +31,8 @@ def start_suite(settings: Settings) -> Suite:
         if not settings.redis_url:
             settings.redis_url = suite.start_embedded_redis()
         settings.admin_key = admin_key(settings)
+        # Every child gets it through `Settings.child_env`: internal services refuse requests without it.
+        settings.internal_key = internal_key(settings)
         upgrade(settings.resolved_database_url)
         suite.start("registry", ["serve", "registry"])
         suite.wait_healthy(("registry",))

@@ -8,7 +8,9 @@ does what those layers did for these two routes, once, and hands every other req
 - the body limit (413 by Content-Length, or as soon as the bytes pass it);
 - the request id (the caller's `X-Request-Id` or a new one), bound for logs and returned;
 - the app's error rendering (`infaas.http.app`'s own helpers): an `InfaasError` is its JSON body and status,
-  with `Retry-After` when it has one; anything else is logged and answered 500 `internal`;
+  with `Retry-After` when it has one (every 503 has); anything else is logged and answered 500 `internal`;
+- the gateway's authentication headers (`gateway/auth_headers.py`): `WWW-Authenticate` on 401, and
+  `x-infaas-stale-auth` when cached auth data answered while the registry was unreachable;
 - the HTTP metrics, under the same route templates.
 The routes stay declared in the app for the OpenAPI schema, the SDKs, and for use without this layer.
 
@@ -28,6 +30,7 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from gateway.auth_headers import STALE_AGES, headers_for
 from gateway.dataplane.routes import QUERY_ROUTES, QueryBuilder, v1_json
 from gateway.state import GatewayState
 from infaas.core.errors import InfaasError, PayloadTooLarge
@@ -52,12 +55,15 @@ class QueryLane:
     def __init__(self, app: FastAPI, *, max_body_bytes: int, forwarded_allow_ips: str | None = None) -> None:
         self.app = app
         # uvicorn's proxy-headers middleware (X-Forwarded-For/-Proto from trusted proxies into the scope)
-        # wraps every request when the server applies it; the query routes use neither the client's
-        # address nor the scheme, so the server leaves it off and only the app's requests pass it.
+        # wraps every request when the server applies it; the query routes need only the client's
+        # address, and only to count failed keys (`_client`, by the same trusted list), so the server
+        # leaves it off and only the app's requests pass it.
         self.rest: ASGIApp = app
+        self.trusted: Any = None  # the proxies whose X-Forwarded-For names the client (uvicorn's list)
         if forwarded_allow_ips is not None:
             proxied = ProxyHeadersMiddleware(app, trusted_hosts=forwarded_allow_ips)  # type: ignore[arg-type]
             self.rest = proxied  # type: ignore[assignment]
+            self.trusted = proxied.trusted_hosts
         self.max_body_bytes = max_body_bytes
         self.requests, self.seconds = metrics_for("gateway")  # the same collectors as the app's
         self._bound: dict[tuple[str, int], tuple[Any, Any]] = {}
@@ -72,7 +78,8 @@ class QueryLane:
             body = await self._body(headers, receive)
         except _Disconnected:
             return
-        status, content, extra = await self.answer_direct(route, headers, body)
+        peer = scope.get("client")
+        status, content, extra = await self.answer_direct(route, headers, body, peer[0] if peer else None)
         await send(
             {
                 "type": "http.response.start",
@@ -99,7 +106,7 @@ class QueryLane:
         return (route[0], route[1], parts[3].decode()) if route is not None else None
 
     async def answer_direct(
-        self, route: Route, headers: dict[bytes, bytes], body: bytes | None
+        self, route: Route, headers: dict[bytes, bytes], body: bytes | None, peer: str | None
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         """(status, JSON body, headers beyond content-type and -length) for one query; `body` None when
         it was over the limit. Every error is rendered here, as the app renders it."""
@@ -107,6 +114,8 @@ class QueryLane:
         start = time.perf_counter()
         rid = accept_request_id(headers.get(b"x-request-id"))
         token = request_id_var.set(rid)
+        stale: list[float] = []
+        stale_token = STALE_AGES.set(stale)
         extra = [(b"x-request-id", rid.encode())]
         try:
             if body is None:
@@ -114,7 +123,8 @@ class QueryLane:
                 raise PayloadTooLarge(f"the request body is larger than {limit} bytes", limit=limit)
             state: GatewayState = self.app.state.gateway
             auth = headers.get(b"authorization")
-            query = await build(state, auth.decode("latin-1") if auth is not None else None, name, body, rid)
+            authorization = auth.decode("latin-1") if auth is not None else None
+            query = await build(state, authorization, self._client(peer, headers), name, body, rid)
             status, content = 200, v1_json(await state.scheduler.infer(query))
         except InfaasError as exc:
             status, content = exc.status, orjson.dumps(exc.to_body())
@@ -126,10 +136,22 @@ class QueryLane:
             status, content = 500, internal_error_body("gateway")
         finally:
             request_id_var.reset(token)
+            STALE_AGES.reset(stale_token)
+        if status == 401 or stale:
+            extra += headers_for(status, stale)
         counter, timer = self._children(template, status)
         BUFFER.inc(counter)
         BUFFER.observe(timer, time.perf_counter() - start)
         return status, content, extra
+
+    def _client(self, peer: str | None, headers: dict[bytes, bytes]) -> str | None:
+        """The caller's address (failed key verifications count against it): the peer, or the client a
+        trusted proxy names in X-Forwarded-For, as uvicorn's middleware resolves it for the app."""
+        forwarded = headers.get(b"x-forwarded-for")
+        if forwarded is None or self.trusted is None or peer not in self.trusted:
+            return peer
+        host: str = self.trusted.get_trusted_client_address(forwarded.decode("latin-1"))[0]
+        return host or peer
 
     def _children(self, template: str, status: int) -> tuple[Any, Any]:
         """The metrics' label children, bound once per (route, status)."""

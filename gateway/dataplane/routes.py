@@ -12,15 +12,17 @@ from fastapi import Request, Response
 from starlette.routing import Route
 
 from gateway.dataplane import queries
-from gateway.deps import state_of
+from gateway.deps import client_address, state_of
 from gateway.state import GatewayState
 from infaas.clients.envelope import Answer, Query
 from infaas.http.app import request_id
 
 
-async def app_query(state: GatewayState, authorization: str | None, app: str, body: bytes, rid: str) -> Query:
+async def app_query(
+    state: GatewayState, authorization: str | None, client: str | None, app: str, body: bytes, rid: str
+) -> Query:
     """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query."""
-    principal = await state.auth.principal(authorization)
+    principal = await state.auth.principal(authorization, client)
     target = await state.auth.app(principal, app)
     data, asked = queries.parse_body(body)
     max_rows = state.settings.max_query_rows
@@ -28,10 +30,10 @@ async def app_query(state: GatewayState, authorization: str | None, app: str, bo
 
 
 async def model_query(
-    state: GatewayState, authorization: str | None, name: str, body: bytes, rid: str
+    state: GatewayState, authorization: str | None, client: str | None, name: str, body: bytes, rid: str
 ) -> Query:
     """`POST /v1/models/{name}/infer` up to the scheduler, like `app_query`."""
-    principal = await state.auth.principal(authorization)
+    principal = await state.auth.principal(authorization, client)
     model = await state.auth.model(principal, name)
     data, asked = queries.parse_body(body)
     app = await state.auth.app_of(model)
@@ -39,8 +41,8 @@ async def model_query(
     return queries.from_json(app, model, data, asked, request_id=rid, max_rows=max_rows)
 
 
-QueryBuilder = Callable[[GatewayState, str | None, str, bytes, str], Awaitable[Query]]
-"""(state, Authorization header, app or model name, body, request id) → the query."""
+QueryBuilder = Callable[[GatewayState, str | None, str | None, str, bytes, str], Awaitable[Query]]
+"""(state, Authorization header, client address, app or model name, body, request id) → the query."""
 
 
 def v1_json(answer: Answer) -> bytes:
@@ -93,7 +95,8 @@ async def answer_query(request: Request, route: QueryRoute) -> Response:
     state = state_of(request)
     body = await request.body()
     name = request.path_params[route.param]
-    query = await route.build(state, request.headers.get("authorization"), name, body, request_id(request))
+    authorization = request.headers.get("authorization")
+    query = await route.build(state, authorization, client_address(request), name, body, request_id(request))
     answer = await state.scheduler.infer(query)
     return Response(v1_json(answer), status_code=200, media_type="application/json")
 

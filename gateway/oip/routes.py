@@ -21,7 +21,7 @@ import orjson
 from fastapi import APIRouter, Depends, Header, Request, Response
 
 from gateway.dataplane import queries
-from gateway.deps import AuthHeader, StateDep, state_of
+from gateway.deps import AuthHeader, StateDep, client_address, state_of
 from gateway.oip import codec as oip_codec
 from gateway.oip.errors import OipRoute, error_response
 from gateway.oip.schemas import (
@@ -107,7 +107,7 @@ async def _caller(request: Request, authorization: AuthHeader = None) -> Princip
         except (binascii.Error, UnicodeDecodeError):
             user, password = "", ""
         authorization = f"Bearer {password or user}"
-    return await state_of(request).auth.principal(authorization)
+    return await state_of(request).auth.principal(authorization, client_address(request))
 
 
 CallerDep = Annotated[Principal, Depends(_caller)]

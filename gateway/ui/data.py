@@ -18,6 +18,7 @@ from fastapi import Request
 from gateway.state import GatewayState
 from gateway.ui import live
 from infaas.clients.scheduler import SchedulerClient
+from infaas.core.credentials import internal_headers
 from infaas.data import store
 from infaas.metrics.exposition import exposition
 from infaas.schemas.api import Worker
@@ -86,7 +87,9 @@ async def scrape(state: GatewayState, workers: list[Worker]) -> Scrape:
         targets["scheduler"] = f"{state.settings.service_url('scheduler')}/metrics"
     result = Scrape(samples={}, sources=["gateway"])
     parts = [live.parse(exposition().decode())]
-    async with httpx.AsyncClient(timeout=SCRAPE_TIMEOUT) as http:
+    # Services' /metrics are behind the internal key (infaas/http/internal_auth.py).
+    headers = internal_headers(state.settings.internal_key)
+    async with httpx.AsyncClient(timeout=SCRAPE_TIMEOUT, headers=headers) as http:
         answers = await asyncio.gather(*(http.get(u) for u in targets.values()), return_exceptions=True)
     for name, answer in zip(targets, answers, strict=True):
         if isinstance(answer, httpx.Response) and answer.status_code == 200:

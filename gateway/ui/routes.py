@@ -19,6 +19,7 @@ from fastapi import APIRouter, Form, Header, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from gateway.deps import client_address
 from gateway.ui import data
 from gateway.ui.charts import model_charts
 from gateway.ui.sessions import Session, SessionStore
@@ -153,7 +154,9 @@ async def login(request: Request, key: Annotated[str, Form(max_length=256)] = ""
     """Check the key; for the admin key start a session and set its id as the cookie, anything else is
     refused. A session this browser already had ends here: one browser, one live session."""
     try:
-        principal = await data.gateway_state(request).auth.principal(f"Bearer {key.strip()}")
+        principal = await data.gateway_state(request).auth.principal(
+            f"Bearer {key.strip()}", client_address(request)
+        )
     except Unauthorized as exc:
         return _login_page(request, 401, exc.message)
     if principal.role != "admin":
@@ -285,7 +288,7 @@ async def status(
     """Workers, instances and load as JSON, for `infaas status` (admin key as Bearer, or a UI
     session's cookie). Rates are over the window since this gateway process's previous scrape."""
     if authorization:
-        principal = await data.gateway_state(request).auth.principal(authorization)
+        principal = await data.gateway_state(request).auth.principal(authorization, client_address(request))
         if principal.role != "admin":
             raise Forbidden("the status view needs the admin key")
     elif await _session(request) is None:

@@ -38,5 +38,7 @@ async def list_events(
     if principal.role != "admin":
         raise Forbidden("events are visible to the admin key only")
     # Not a hot route: a short-lived client keeps the gateway's shared state untouched.
-    async with PlannerClient(state.settings.service_url("planner")) as planner:
+    async with PlannerClient(
+        state.settings.service_url("planner"), internal_key=state.settings.internal_key
+    ) as planner:
         return await planner.events(limit=limit, before=before, model=model, kind=kind, action=action)

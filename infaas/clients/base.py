@@ -1,4 +1,7 @@
-"""Shared plumbing of the typed service clients: timeouts, error mapping, principal headers."""
+"""Shared plumbing of the typed service clients: timeouts, error mapping, principal headers.
+
+Every client takes the suite's internal key (`internal_key`) and sends it on each request
+(`infaas.core.credentials`): internal services refuse requests without it."""
 
 from __future__ import annotations
 

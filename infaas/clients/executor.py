@@ -6,6 +6,7 @@ import httpx
 import numpy as np
 
 from infaas.clients.base import raise_for_error, segment, unavailable
+from infaas.core.credentials import internal_headers
 from infaas.wire.frames import decode_frame, encode_frame
 
 
@@ -13,10 +14,16 @@ class ExecutorClient:
     """One pooled client for every executor; the worker's URL is given per call."""
 
     def __init__(
-        self, *, load_timeout_s: float = 60.0, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        *,
+        internal_key: str,
+        load_timeout_s: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(load_timeout_s, connect=2.0), transport=transport
+            timeout=httpx.Timeout(load_timeout_s, connect=2.0),
+            transport=transport,
+            headers=internal_headers(internal_key),
         )
 
     async def load(self, worker_url: str, variant_id: str) -> dict[str, object]:
@@ -64,8 +71,11 @@ class ExecutorClient:
 class OfflineExecutorClient:
     """Blocking client of an executor's low-priority batch endpoint, for the jobs worker."""
 
-    def __init__(self, *, timeout_s: float = 120.0, http: httpx.Client | None = None) -> None:
+    def __init__(
+        self, *, internal_key: str, timeout_s: float = 120.0, http: httpx.Client | None = None
+    ) -> None:
         self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=2.0))
+        self._http.headers.update(internal_headers(internal_key))
 
     def run(self, worker_url: str, variant_id: str, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run rows of one job chunk on a worker, below its online queries; outputs by name."""

@@ -5,12 +5,20 @@ from __future__ import annotations
 import httpx
 
 from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, unavailable
+from infaas.core.credentials import internal_headers
 from infaas.schemas.events import EventPage
 
 
 class PlannerClient:
-    def __init__(self, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+    def __init__(
+        self, base_url: str, *, internal_key: str, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            timeout=DEFAULT_TIMEOUT,
+            transport=transport,
+            headers=internal_headers(internal_key),
+        )
 
     async def events(
         self,

@@ -8,6 +8,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from infaas.clients.base import DEFAULT_TIMEOUT, principal_headers, raise_for_error, segment, unavailable
+from infaas.core.credentials import internal_headers
 from infaas.schemas.api import (
     App,
     AppInternal,
@@ -30,9 +31,10 @@ _WORKERS = TypeAdapter(list[Worker])
 class RegistryClient:
     """Blocking client, for the profiler's Celery tasks."""
 
-    def __init__(self, base_url: str, *, http: httpx.Client | None = None) -> None:
+    def __init__(self, base_url: str, *, internal_key: str, http: httpx.Client | None = None) -> None:
         # `http` lets tests hand in a client bound to the registry app in-process.
         self._http = http or httpx.Client(base_url=base_url, timeout=DEFAULT_TIMEOUT)
+        self._http.headers.update(internal_headers(internal_key))
 
     def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
         try:
@@ -84,8 +86,15 @@ def _attempt(attempt: int | None) -> dict[str, int]:
 class AsyncRegistryClient:
     """Non-blocking client, for the gateway and the executor."""
 
-    def __init__(self, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=DEFAULT_TIMEOUT, transport=transport)
+    def __init__(
+        self, base_url: str, *, internal_key: str, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            timeout=DEFAULT_TIMEOUT,
+            transport=transport,
+            headers=internal_headers(internal_key),
+        )
 
     async def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
         try:
@@ -138,7 +147,8 @@ class AsyncRegistryClient:
 
     @property
     def http(self) -> httpx.AsyncClient:
-        """The pooled connection, for the gateway's pass-through of public registry routes."""
+        """The pooled connection, for the gateway's pass-through of public registry routes (it carries the
+        internal key: the registry accepts the caller identity the gateway vouches for only with it)."""
         return self._http
 
     async def aclose(self) -> None:

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from infaas.clients.base import raise_for_error
 from infaas.clients.envelope import FRAME_TYPE, Answer, Query
 from infaas.clients.rawhttp import ConnectionLost, RawHTTPPool
+from infaas.core.credentials import internal_headers
 from infaas.core.errors import InfaasError, Unavailable
 
 
@@ -28,8 +29,9 @@ class QueryDispatch(Protocol):
 
 
 class SchedulerClient:
-    def __init__(self, base_url: str, *, timeout_s: float, connections: int = 128) -> None:
+    def __init__(self, base_url: str, *, internal_key: str, timeout_s: float, connections: int = 128) -> None:
         url = urlsplit(base_url)
+        self._headers = {"Content-Type": FRAME_TYPE, **internal_headers(internal_key)}
         # Kept-alive connections with pre-encoded heads: this hop runs once per query.
         self._pool = RawHTTPPool(
             url.hostname or "127.0.0.1", url.port or 80, size=connections, timeout_s=timeout_s
@@ -44,7 +46,7 @@ class SchedulerClient:
             response = await self._pool.post(
                 "/internal/infer",
                 query.encode(),
-                {"Content-Type": FRAME_TYPE, "X-Request-Id": query.request_id},
+                {**self._headers, "X-Request-Id": query.request_id},
             )
         except (OSError, ConnectionLost, TimeoutError) as exc:
             raise unavailable(exc) from exc

@@ -41,6 +41,15 @@ class Settings(BaseSettings):
     admin_key: str = ""
     """Admin API key. Empty: the launcher generates one on first start and keeps it in `<var_dir>`."""
 
+    internal_key: str = ""
+    """Shared secret of the suite's own services: every internal request carries it (`x-infaas-internal`),
+    and push connections open with it. Empty: `infaas run` generates one on first start and keeps it in
+    `<var_dir>`; a service started with none refuses every internal request."""
+
+    auth_failures_per_minute: int = 30
+    """Failed key verifications the gateway takes from one client address per minute (a burst of as
+    many, refilled evenly); beyond that it answers 429 with `Retry-After` to every keyed request from it."""
+
     host: str = "127.0.0.1"
     """Bind address of internal services (loopback by default: only the gateway is public)."""
 

@@ -1,4 +1,5 @@
-"""What every service's HTTP app shares: JSON errors, `/health`, `/metrics`, request ids."""
+"""What every service's HTTP app shares: JSON errors, `/health`, `/metrics`, request ids, and (internal
+services) the internal key."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from infaas.core.errors import InfaasError
 from infaas.core.logs import RequestIdMiddleware, request_id_var
+from infaas.http.internal_auth import InternalAuth
 from infaas.metrics.exposition import CONTENT_TYPE, exposition, forget_at_exit
 from infaas.metrics.http import RequestMetrics
 
@@ -64,8 +66,13 @@ def settle_heap() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
-def install_common(app: FastAPI, *, service: str) -> None:
-    """Error handlers, health and metrics routes, and request metrics for one service."""
+def install_common(app: FastAPI, *, service: str, internal_key: str | None) -> None:
+    """Error handlers, health and metrics routes, and request metrics for one service. An internal
+    service passes its `internal_key` (empty: it refuses everything but `/health`); only the public
+    gateway passes None."""
+    if internal_key is not None:
+        # Inside the request metrics and request ids: refusals are counted and carry a request id.
+        app.add_middleware(InternalAuth, key=internal_key, service=service)
     app.add_middleware(RequestMetrics, service=service)
     app.add_middleware(RequestIdMiddleware)  # binds the id for logs, returns it as X-Request-Id
     forget_at_exit()

@@ -116,10 +116,10 @@ class DirectApp(Protocol):
         """What `answer_direct` needs to answer this request, or None to pass it through ASGI."""
 
     async def answer_direct(
-        self, route: Any, headers: dict[bytes, bytes], body: bytes | None
+        self, route: Any, headers: dict[bytes, bytes], body: bytes | None, peer: str | None
     ) -> tuple[int, bytes, Headers]:
         """(status, JSON body, extra headers) for a direct request; `body` None when it was larger than
-        `max_body_bytes`. Renders every error itself."""
+        `max_body_bytes`; `peer` the connection's remote host. Renders every error itself."""
 
 
 def declares_more_than(headers: dict[bytes, bytes], limit: int) -> bool:
@@ -230,7 +230,8 @@ class InfaasHttpProtocol(CoalescingHttpToolsProtocol):
     async def _serve(self, cycle: _DirectCycle, body: bytes | None) -> None:
         assert self.direct is not None
         try:
-            status, content, extra = await self.direct.answer_direct(cycle.route, cycle.headers, body)
+            peer = self.client[0] if self.client else None
+            status, content, extra = await self.direct.answer_direct(cycle.route, cycle.headers, body, peer)
         except Exception:  # answer_direct renders its errors; this guards the connection against a bug
             self.logger.exception("direct request failed")
             status, content, extra = 500, internal_error_body("server"), []

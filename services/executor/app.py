@@ -115,7 +115,7 @@ def create_app(settings: Settings) -> FastAPI:
             default_budget_ms=settings.default_batch_budget_ms,
             max_queue_delay_ms=settings.max_queue_delay_ms,
         )
-        registry = AsyncRegistryClient(settings.service_url("registry"))
+        registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
         app.state.host = host
         # The push endpoint: dispatchers send query frames straight here (INFAAS_DISPATCH=push).
         push_server, push_addr = await start_server(
@@ -123,6 +123,7 @@ def create_app(settings: Settings) -> FastAPI:
             bind=settings.host,
             port=settings.executor_push_port,
             advertise_url=url,
+            internal_key=settings.internal_key,
             max_frame_bytes=4 * settings.max_request_bytes,
         )
         last = {"t": time.monotonic(), "busy": 0.0}
@@ -208,8 +209,10 @@ def create_app(settings: Settings) -> FastAPI:
         await redis.aclose()
 
     app = FastAPI(title="infaas executor", lifespan=lifespan)
-    install_common(app, service="executor")
+    # Drain endpoints for the planner's scale-downs; installed first, so that its load guard sits inside
+    # the internal key check (a caller without the key learns nothing of the worker's state).
+    control.install(app)
+    install_common(app, service="executor", internal_key=settings.internal_key)
     app.include_router(router)
     app.include_router(offline_router)
-    control.install(app)  # drain endpoints for the planner's scale-downs
     return app

@@ -12,6 +12,10 @@ SUCCESS = Counter("infaas_inference_request_success_total", "Queries answered", 
 FAILURES = Counter(
     "infaas_inference_request_failure_total", "Queries not answered, by reason", ["variant", "reason"]
 )
+PUSH_REFUSED = Counter(
+    "infaas_executor_push_refused_connections_total",
+    "Push connections closed before any query: their first frame was not a hello with the internal key",
+)
 INFERENCES = Counter("infaas_inference_count_total", "Rows inferred (a batch of n counts n)", ["variant"])
 EXECUTIONS = Counter("infaas_inference_exec_count_total", "Batches executed", ["variant"])
 QUEUE_US = Counter("infaas_inference_queue_duration_us_total", "Cumulative time queries waited", ["variant"])

@@ -5,6 +5,10 @@ A query then wakes four processes instead of eight (docs/benchmarks.md). It is a
 the dispatcher keeps every frame until it is answered, and re-sends it elsewhere when this worker
 refuses it (no such instance, draining, failed) or the connection drops (this process died or was
 stopped). A worker that hangs is covered by the query's deadline, as it is with streams.
+
+Only holders of the suite's internal key may send queries: a connection's first frame must be its hello
+(`infaas.wire.handshake`). Until it came, `frame_received` is the check; after it, the class's own
+method again, so the query path after the handshake is the one it always was.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from urllib.parse import urlsplit
 from infaas.core.errors import BadRequest
 from infaas.wire.connection import FramedProtocol
 from infaas.wire.frames import decode_frame, encode_frame, peek_header
+from infaas.wire.handshake import hello_matches
 from services.executor import metrics
 from services.executor.instances import InstanceHost
 from services.executor.queries import Query, refusal
@@ -24,9 +29,24 @@ log = logging.getLogger("infaas.executor")
 
 
 class PushConnection(FramedProtocol):
-    def __init__(self, host: InstanceHost, *, max_frame_bytes: int) -> None:
+    def __init__(self, host: InstanceHost, *, internal_key: bytes, max_frame_bytes: int) -> None:
         super().__init__(max_frame_bytes=max_frame_bytes)
         self.host = host
+        self.internal_key = internal_key
+        # Shadows the method until the hello came (an instance attribute is looked up first either way).
+        self.frame_received = self._hello_received  # type: ignore[method-assign]
+
+    def _hello_received(self, frame: bytes | memoryview) -> None:
+        if not hello_matches(frame, self.internal_key):
+            metrics.PUSH_REFUSED.inc()
+            peer = self.transport.get_extra_info("peername") if self.transport is not None else None
+            why = "no internal key configured" if not self.internal_key else "no hello with the internal key"
+            log.warning("closing a push connection from %s: %s", peer, why, extra={"refused": "internal_key"})
+            # Frames that arrived behind it in the same read are dropped, not read as queries.
+            self.frame_received = _ignore  # type: ignore[method-assign,assignment]
+            self.abort()
+            return
+        del self.frame_received  # authenticated: frames go to the class's method from now on
 
     def frame_received(self, frame: bytes | memoryview) -> None:
         try:
@@ -55,14 +75,22 @@ class PushConnection(FramedProtocol):
         self.send(encode_frame({"id": qid, "worker": self.host.worker_id, "error": error}, {}))
 
 
+def _ignore(_frame: bytes | memoryview) -> None:
+    """What a refused connection does with the frames that arrived behind its first."""
+
+
 async def start_server(
-    host: InstanceHost, *, bind: str, port: int, advertise_url: str, max_frame_bytes: int
+    host: InstanceHost, *, bind: str, port: int, advertise_url: str, internal_key: str, max_frame_bytes: int
 ) -> tuple[asyncio.Server, str]:
     """Listen for dispatchers; returns the server and the `host:port` to advertise in heartbeats (port
     0 picks a free one: the address travels in the metadata store, so nobody needs to know it ahead)."""
     loop = asyncio.get_running_loop()
+    key = internal_key.encode()
     server = await loop.create_server(
-        lambda: PushConnection(host, max_frame_bytes=max_frame_bytes), bind, port, reuse_address=True
+        lambda: PushConnection(host, internal_key=key, max_frame_bytes=max_frame_bytes),
+        bind,
+        port,
+        reuse_address=True,
     )
     bound_port = server.sockets[0].getsockname()[1]
     advertised_host = urlsplit(advertise_url).hostname or "127.0.0.1"

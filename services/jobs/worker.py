@@ -25,8 +25,10 @@ def create_jobs_app(settings: Settings) -> Celery:
         settings.require_redis(), visibility_timeout_s=max(60.0, 4 * settings.job_chunk_lease_s)
     )
     ctx = ChunkContext(
-        jobs=JobsClient(settings.service_url("registry")),
-        executor=OfflineExecutorClient(timeout_s=max(30.0, settings.job_chunk_lease_s)),
+        jobs=JobsClient(settings.service_url("registry"), internal_key=settings.internal_key),
+        executor=OfflineExecutorClient(
+            internal_key=settings.internal_key, timeout_s=max(30.0, settings.job_chunk_lease_s)
+        ),
         artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
         redis=redis.Redis.from_url(settings.require_redis()),
         name=f"jobs@{socket.gethostname()}:{os.getpid()}",

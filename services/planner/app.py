@@ -26,6 +26,6 @@ def create_app(settings: Settings) -> FastAPI:
         await app.state.redis.aclose()
 
     app = FastAPI(title="infaas planner", lifespan=lifespan)
-    install_common(app, service="planner")
+    install_common(app, service="planner", internal_key=settings.internal_key)
     app.include_router(router)
     return app

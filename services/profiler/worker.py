@@ -82,7 +82,7 @@ def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
                 holder.since,
             )
             return 0
-        registry = RegistryClient(settings.service_url("registry"))
+        registry = RegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
         start = time.perf_counter()
         try:
             with keeper:

@@ -64,7 +64,7 @@ def create_app(settings: Settings) -> FastAPI:
         engine.dispose()
 
     app = FastAPI(title="infaas registry", lifespan=lifespan)
-    install_common(app, service="registry")
+    install_common(app, service="registry", internal_key=settings.internal_key)
     app.include_router(public)
     app.include_router(internal)
     app.include_router(jobs_router)

@@ -25,7 +25,8 @@ def _principal(
     x_infaas_role: Annotated[str | None, Header()] = None,
     x_infaas_app: Annotated[str | None, Header()] = None,
 ) -> Principal:
-    # The registry binds to loopback and trusts the gateway, which authenticated the key.
+    # Only the suite's own services reach this: every route is behind the internal key
+    # (infaas/http/internal_auth.py), so these headers are the gateway vouching for a key it verified.
     if x_infaas_role == "admin":
         return Principal(role="admin")
     if x_infaas_role == "app" and x_infaas_app:

@@ -34,7 +34,7 @@ class EmbeddedScheduler:
         self.settings = settings
         self.redis = aioredis.Redis.from_url(settings.require_redis())
         self.snapshot = SnapshotCache(self.redis, ttl_s=settings.heartbeat_ttl_s)
-        self.executors = ExecutorClient()
+        self.executors = ExecutorClient(internal_key=settings.internal_key)
         self.dispatcher = Dispatcher(
             redis=self.redis, snapshot=self.snapshot, executors=self.executors, settings=settings
         )
@@ -101,7 +101,7 @@ def create_app(settings: Settings) -> FastAPI:
         await scheduler.aclose()
 
     app = FastAPI(title="infaas scheduler", lifespan=lifespan)
-    install_common(app, service="scheduler")
+    install_common(app, service="scheduler", internal_key=settings.internal_key)
     app.include_router(router)
     app.add_route("/internal/infer", infer, methods=["POST"], include_in_schema=False)
     return app

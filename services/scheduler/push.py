@@ -5,6 +5,10 @@ Every frame sent on a connection stays listed there until its answer arrives. If
 — the executor died, was stopped, or the network broke — each listed query's future fails with
 `WorkerLost` and the dispatcher sends the query elsewhere; an answer can therefore not be lost in
 flight, only computed twice (harmless: inference has no side effects, and the first answer wins).
+
+Each connection opens with the hello that carries the suite's internal key (`infaas.wire.handshake`); it
+leaves in the same write as the first queries. An executor that refuses it closes the connection, which
+fails those queries over as a drop would.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections import Counter
 
 from infaas.wire.connection import FramedProtocol, split_addr
 from infaas.wire.frames import peek_header
+from infaas.wire.handshake import encode_hello
 
 log = logging.getLogger("infaas.scheduler")
 
@@ -35,6 +40,10 @@ class _Connection(FramedProtocol):
         self.pool = pool
         self.addr = addr
         self.sent: set[str] = set()  # ids of queries sent here and not yet answered
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self.send(self.pool.hello)  # before any query: the executor reads nothing else first
 
     def frame_received(self, frame: bytes | memoryview) -> None:
         # A view is safe to keep: it is over an immutable chunk or a copy (infaas.wire.connection).
@@ -60,9 +69,14 @@ class PushPool:
     """Connections to executors by push address, opened on first use and re-opened after a drop."""
 
     def __init__(
-        self, waiting: dict[str, asyncio.Future[bytes | memoryview]], *, max_frame_bytes: int
+        self,
+        waiting: dict[str, asyncio.Future[bytes | memoryview]],
+        *,
+        internal_key: str,
+        max_frame_bytes: int,
     ) -> None:
         self.waiting = waiting  # the dispatcher's futures by query id: answers resolve them
+        self.hello = encode_hello(internal_key)
         self.max_frame_bytes = max_frame_bytes
         self.connections: dict[str, _Connection] = {}
         self.outstanding: Counter[str] = Counter()  # per address: sent (or being sent), not yet done

@@ -31,7 +31,11 @@ class Sender:
         self.replies = replies
         self.enqueuer = StreamEnqueuer(redis)
         self.push = (
-            PushPool(replies.waiting, max_frame_bytes=16 * settings.max_request_bytes)
+            PushPool(
+                replies.waiting,
+                internal_key=settings.internal_key,
+                max_frame_bytes=16 * settings.max_request_bytes,
+            )
             if settings.dispatch == "push"
             else None
         )

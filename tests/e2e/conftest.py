@@ -71,6 +71,7 @@ def _settings(var_dir: Path, **overrides: object) -> Settings:
     return Settings(
         var_dir=var_dir,
         admin_key="adm_e2e_" + uuid.uuid4().hex,
+        internal_key="int_e2e_" + uuid.uuid4().hex,
         gateway_host="127.0.0.1",
         profiler_metrics_port=free_port(),
         profile_seconds_per_point=0.05,

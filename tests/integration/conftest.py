@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
 from infaas.core.config import Settings
+from infaas.core.credentials import internal_headers
 from infaas.data.db import make_engine
 from infaas_cli.migrate import upgrade
 from services.registry.app import create_app
@@ -76,6 +77,7 @@ def settings(pg_url: str, redis_url: str, tmp_path: Path) -> Settings:
         database_url=pg_url,
         redis_url=redis_url,
         admin_key="adm_integration_test_key",
+        internal_key="int_integration_test_key",
         profile_seconds_per_point=0.02,
         profile_min_iterations=10,
     )
@@ -91,5 +93,6 @@ def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
         yield db_session
 
     app.dependency_overrides[_session] = session_override
-    with TestClient(app) as client:
+    # As the gateway calls it: with the internal key (tests of refusals leave it out on purpose).
+    with TestClient(app, headers=internal_headers(settings.internal_key)) as client:
         yield client

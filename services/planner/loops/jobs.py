@@ -152,7 +152,7 @@ async def start_jobs_loop(app: FastAPI, settings: Settings) -> Callable[[], Awai
     Celery; `app.state.jobs_loop` is what `/internal/jobs/throttle` reads. Returns what stops it."""
     r = aioredis.Redis.from_url(settings.require_redis())
     celery = make_jobs_celery(settings.require_redis())
-    jobs = AsyncJobsClient(settings.service_url("registry"))
+    jobs = AsyncJobsClient(settings.service_url("registry"), internal_key=settings.internal_key)
 
     def send(job_id: str, index: int) -> None:
         celery.send_task(

@@ -54,8 +54,8 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
     engine = make_engine(settings.resolved_database_url)
     app.state.events = EventLog(engine)
     redis: aioredis.Redis = app.state.redis
-    registry = AsyncRegistryClient(settings.service_url("registry"))
-    executors = ExecutorClient()
+    registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
+    executors = ExecutorClient(internal_key=settings.internal_key)
     lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
     requests = WorkerRequests()
     tasks: list[asyncio.Task[None]] = []

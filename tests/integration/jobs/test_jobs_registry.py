@@ -182,7 +182,9 @@ async def test_the_planner_loop_pauses_and_resumes_a_job_with_utilization(
     job = submit(registry, np.zeros((8, 4), np.float32))
     sent: list[tuple[str, int]] = []
     r = aioredis.Redis.from_url(redis_url)
-    client = AsyncJobsClient("http://registry", transport=httpx.ASGITransport(app=registry.app))
+    client = AsyncJobsClient(
+        "http://registry", internal_key=settings.internal_key, transport=httpx.ASGITransport(app=registry.app)
+    )
     loop = JobsLoop(settings, redis=r, jobs=client, send=lambda j, i: sent.append((j, i)))
     try:
         await _beat(r, 0.9)
@@ -213,8 +215,9 @@ async def test_the_planner_loop_pauses_and_resumes_a_job_with_utilization(
 class CountingJobsClient(AsyncJobsClient):
     """The real client over the real registry app, counting the planner's asks."""
 
-    def __init__(self, registry: TestClient) -> None:
-        super().__init__("http://registry", transport=httpx.ASGITransport(app=registry.app))
+    def __init__(self, registry: TestClient, internal_key: str) -> None:
+        transport = httpx.ASGITransport(app=registry.app)
+        super().__init__("http://registry", internal_key=internal_key, transport=transport)
         self.asks = 0
 
     async def tick(self, body: JobsTick) -> JobsTickResult:
@@ -229,7 +232,7 @@ async def test_an_idle_planner_asks_the_registry_only_when_a_job_is_signalled(
     now = [0.0]
     sent: list[tuple[str, int]] = []
     r = aioredis.Redis.from_url(redis_url)
-    client = CountingJobsClient(registry)
+    client = CountingJobsClient(registry, settings.internal_key)
     loop = JobsLoop(
         settings, redis=r, jobs=client, send=lambda j, i: sent.append((j, i)), clock=lambda: now[0]
     )

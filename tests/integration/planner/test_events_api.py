@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import delete, update
 
 from infaas.core.config import Settings
+from infaas.core.credentials import internal_headers
 from infaas.data.db import EventRow, make_engine, utcnow
 from infaas.schemas.events import EventPage
 from services.planner.app import create_app
@@ -50,7 +51,8 @@ def test_events_are_listed_newest_first_filtered_and_paged(settings: Settings) -
 
     ids = asyncio.run(write())
     try:
-        with TestClient(create_app(settings.model_copy(update={"autoscale_policy": "off"}))) as client:
+        app = create_app(settings.model_copy(update={"autoscale_policy": "off"}))
+        with TestClient(app, headers=internal_headers(settings.internal_key)) as client:
             page = EventPage.model_validate(client.get("/internal/events").json())
             assert [e.id for e in page.events] == ids[::-1]
             assert page.events[-1].details == {"loads": [["m.a", "w2"]]}

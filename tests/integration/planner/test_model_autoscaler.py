@@ -54,8 +54,10 @@ async def autoscaler(
     store.publish_variants(sync, list(variants))
     sync.close()
     client = aioredis.Redis.from_url(redis_url)
-    executors = ExecutorClient()
-    registry = AsyncRegistryClient(cluster.settings.service_url("registry"))
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
+    registry = AsyncRegistryClient(
+        cluster.settings.service_url("registry"), internal_key=cluster.settings.internal_key
+    )
     engine = make_engine(cluster.settings.resolved_database_url)
     with engine.begin() as conn:
         conn.execute(delete(EventRow))
@@ -241,7 +243,7 @@ async def test_draining_the_last_instance_strands_no_query(
     store.publish_variants(sync, [a])
     sync.close()
     client = aioredis.Redis.from_url(redis_url)
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     try:
         await executors.load(cluster.executor_urls[0], a.id)
         await async_wait_for(lambda: cluster.live_instances(a.id), what="the instance live")

@@ -25,6 +25,7 @@ from infaas.data.artifacts import LocalArtifactStore
 from infaas.policy.selection import Requirements
 from infaas.wire.connection import split_addr
 from infaas.wire.frames import encode_frame, peek_header
+from infaas.wire.handshake import encode_hello
 from infaas_cli.demo_models import DemoModel
 from services.planner.loops.observe import LoadMeter
 from services.scheduler.dispatch import Dispatcher
@@ -42,7 +43,7 @@ def dispatch_mode() -> str:
 async def dispatcher(cluster: Cluster, redis_url: str, dispatch_mode: str) -> AsyncIterator[Dispatcher]:
     client = aioredis.Redis.from_url(redis_url)
     snapshot = SnapshotCache(client, ttl_s=5)
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     d = Dispatcher(
         redis=client,
         snapshot=snapshot,
@@ -86,7 +87,7 @@ async def _serve_on_both(cluster: Cluster, dispatcher: Dispatcher, vid: str) -> 
     sync = redis.Redis.from_url(cluster.settings.redis_url)
     store.publish_variants(sync, [cluster.profile(vid, saturation_qps=5000.0, max_batch=8)])
     sync.close()
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     try:
         for url in cluster.executor_urls:
             await executors.load(url, vid)
@@ -166,7 +167,7 @@ async def test_draining_the_last_instance_behind_a_stale_snapshot_loses_no_query
     sync = redis.Redis.from_url(cluster.settings.redis_url)
     store.publish_variants(sync, [cluster.profile("digits.d", saturation_qps=5000.0)])
     sync.close()
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     try:
         await executors.load(cluster.executor_urls[0], "digits.d")
         await dispatcher.snapshot.refresh_variants()
@@ -200,6 +201,8 @@ async def test_bad_frames_on_the_push_endpoint_are_answered_or_cut_off_and_harm_
     addr = dispatcher.snapshot.serving["digits.b"][0].push
     host, port = split_addr(addr)
     reader, writer = await asyncio.open_connection(host, port)
+    hello = encode_hello(cluster.settings.internal_key)  # as every dispatcher opens a connection
+    writer.write(struct.pack(">I", len(hello)) + hello)
 
     async def exchange(frame: bytes) -> dict[str, Any]:
         writer.write(struct.pack(">I", len(frame)) + frame)
@@ -271,7 +274,7 @@ async def test_unloading_an_instance_mid_batch_loses_no_query(
     sync.close()
     await dispatcher.snapshot.start()
     await dispatcher.start()
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     try:
         await executors.load(cluster.executor_urls[0], "digits.u")
         deadline = time.monotonic() + 10

@@ -44,7 +44,7 @@ async def test_a_requested_worker_starts_and_goes_again_once_idle(cluster: Clust
         conn.execute(delete(EventRow))
     events = EventLog(engine)
     provider = LocalProcessProvider(cluster.settings, log_dir=cluster.suite.log_dir, memory_bytes=512 << 20)
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     requests = WorkerRequests()
     scaler = WorkerAutoscaler(
         redis=client,
@@ -98,7 +98,7 @@ async def test_draining_a_serving_worker_loses_no_query(
     store.publish_variants(sync, [variant])
     sync.close()
     provider = LocalProcessProvider(cluster.settings, log_dir=cluster.suite.log_dir)
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=cluster.settings.internal_key)
     try:
         before = _live(redis_url)
         await provider.add("cpu")

@@ -35,7 +35,7 @@ def profiled(registry: TestClient, settings: Settings, demo_models: list[DemoMod
     dispatched: list[tuple[int, str]] = []
     reports = service.profile_model(
         model_id,
-        registry=RegistryClient("", http=registry),
+        registry=RegistryClient("", internal_key="", http=registry),
         artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
         settings=settings,
         live_kinds=lambda: set(),
@@ -187,7 +187,7 @@ def test_reprofiling_regenerates_the_same_variants(
     model_id = registry.get("/internal/models/by-name/m1").json()["id"]
     service.profile_model(
         model_id,
-        registry=RegistryClient("", http=registry),
+        registry=RegistryClient("", internal_key="", http=registry),
         artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
         settings=settings,
         live_kinds=lambda: set(),

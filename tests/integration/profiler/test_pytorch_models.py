@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from infaas.clients.registry import RegistryClient
 from infaas.core.config import Settings
+from infaas.core.credentials import internal_headers
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import ModelRow
 from infaas.runtimes.pytorch_io import load_torchscript
@@ -30,7 +31,7 @@ from tests.integration.registry.conftest import ADMIN, upload
 def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
     app = create_app(settings.model_copy(update={"profile_batch_sizes": [1, 8], "profile_threads": [1]}))
     app.dependency_overrides[_session] = lambda: (yield db_session)
-    with TestClient(app) as client:
+    with TestClient(app, headers=internal_headers(settings.internal_key)) as client:
         assert client.post("/v1/apps", json={"name": "a1"}, headers=ADMIN).status_code == 201
         yield client
 
@@ -72,7 +73,7 @@ def profile(registry: TestClient, settings: Settings, name: str) -> list[dict[st
     model_id = registry.get(f"/internal/models/by-name/{name}").json()["id"]
     service.profile_model(
         model_id,
-        registry=RegistryClient("", http=registry),
+        registry=RegistryClient("", internal_key="", http=registry),
         artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
         settings=settings.model_copy(update={"profile_batch_sizes": [1, 8], "profile_threads": [1]}),
         live_kinds=lambda: set(),

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from infaas.core.config import Settings
+from infaas.core.credentials import internal_headers
 from infaas.data.db import ApiKeyRow, AppRow, ModelRow
 from infaas_cli.demo_models import DemoModel
 from tests.integration.registry.conftest import ADMIN, app_headers, upload
@@ -121,6 +122,13 @@ def _npz(**arrays: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _bomb(*, rows: int, width: int) -> bytes:
+    """A compressed .npz of zeros: ~100 KB that would expand to ~100 MB."""
+    buf = io.BytesIO()
+    np.savez_compressed(buf, x=np.zeros((rows, width), np.float32), y=np.zeros(rows, np.int64))
+    return buf.getvalue()
+
+
 def test_bad_files_are_rejected_and_leave_nothing(
     registry: TestClient,
     small_model: DemoModel,
@@ -141,6 +149,7 @@ def test_bad_files_are_rejected_and_leave_nothing(
         "wrong validation shape": (good_model, _npz(x=x[:, :10], y=np.zeros(len(x), dtype=np.int64))),
         "validation not npz": (good_model, b"hello"),
         "float labels": (good_model, _npz(x=x, y=np.zeros(len(x)))),
+        "zip bomb validation": (good_model, _bomb(rows=400_000, width=x.shape[1])),
     }
     for label, (model_bytes, val_bytes) in cases.items():
         response = registry.post("/v1/models", headers=app_headers("a1"), **upload(model_bytes, val_bytes))
@@ -159,7 +168,7 @@ def test_oversized_upload_is_413(settings: Settings, db_session: Session, small_
 
     app = create_app(settings.model_copy(update={"max_model_bytes": 1000}))
     app.dependency_overrides[_session] = lambda: (yield db_session)
-    with TestClient(app) as client:
+    with TestClient(app, headers=internal_headers(settings.internal_key)) as client:
         make_app(client)
         files = upload(small_model.onnx_path.read_bytes(), small_model.validation_path.read_bytes())
         response = client.post("/v1/models", headers=app_headers("a1"), **files)
@@ -177,7 +186,7 @@ def test_broker_down_registers_nothing(
 
     app = create_app(settings)
     app.dependency_overrides[_session] = lambda: (yield db_session)
-    with TestClient(app) as client:
+    with TestClient(app, headers=internal_headers(settings.internal_key)) as client:
         # A real Celery producer whose broker refuses connections (nothing listens on port 1).
         dead = Celery("dead", broker="redis://127.0.0.1:1/0")
         dead.conf.broker_connection_timeout = 0.2

@@ -34,7 +34,7 @@ async def dispatcher(redis_url: str, settings: Settings) -> AsyncIterator[Dispat
         instances=(InstanceView("w1", VARIANT.id, "active"),),
         workers=(WorkerView("w1", "cpu", "http://127.0.0.1:1", 2, 1 << 30),),
     )
-    executors = ExecutorClient()
+    executors = ExecutorClient(internal_key=settings.internal_key)
     d = Dispatcher(
         redis=client,
         snapshot=snapshot,
@@ -71,7 +71,7 @@ async def test_a_variant_with_a_full_queue_is_shed_with_503(dispatcher: Dispatch
 
 def test_shed_errors_carry_retry_after() -> None:
     app = FastAPI()
-    install_common(app, service="probe")
+    install_common(app, service="probe", internal_key=None)
 
     @app.get("/full")
     async def full() -> None:

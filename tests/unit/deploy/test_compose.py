@@ -255,3 +255,24 @@ def test_dockerignore_keeps_local_state_out() -> None:
         if line.strip() and not line.startswith("#")
     }
     assert {".venv", "var", ".git"} <= ignored
+
+
+def test_internal_traffic_carries_credentials(services: dict[str, dict[str, Any]]) -> None:
+    # Every infaas process holds the internal key and Redis's password, both required from the operator.
+    for name in INFAAS_SERVICES:
+        env = _env(services[name])
+        assert env["INFAAS_INTERNAL_KEY"].startswith("${INFAAS_INTERNAL_KEY:?"), name
+        assert urlsplit(env["INFAAS_REDIS_URL"]).password == "${INFAAS_REDIS_PASSWORD}", name
+    redis = services["redis"]
+    assert _env(redis)["REDISCLI_AUTH"].startswith("${INFAAS_REDIS_PASSWORD:?")
+    assert "--requirepass" in " ".join(_argv(redis["command"]))
+
+
+def test_only_the_gateway_is_on_a_network_with_a_way_out(
+    compose: dict[str, Any], services: dict[str, dict[str, Any]]
+) -> None:
+    networks = compose["networks"]
+    assert networks["backend"]["internal"] is True
+    for name, svc in services.items():
+        expected = {"backend", "edge"} if name == "gateway" else {"backend"}
+        assert set(svc.get("networks", [])) == expected, name

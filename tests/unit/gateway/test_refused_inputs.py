@@ -44,8 +44,10 @@ def gateway(registry: Registry, tmp_path: Path) -> Iterator[TestClient]:
     app = create_app(Settings(var_dir=tmp_path))
     with TestClient(app, raise_server_exceptions=False) as client:
         state = app.state.gateway
-        state.registry = AsyncRegistryClient("http://registry", transport=httpx.MockTransport(registry))
-        state.auth = Authenticator(state.registry, ttl_s=5)
+        state.registry = AsyncRegistryClient(
+            "http://registry", internal_key="", transport=httpx.MockTransport(registry)
+        )
+        state.auth = Authenticator(state.registry, ttl_s=5, failures_per_minute=30)
         yield client
 
 

@@ -16,7 +16,7 @@ async def plain(_request: Request) -> Response:
 
 def test_every_route_kind_is_labelled_by_its_template() -> None:
     app = FastAPI()
-    install_common(app, service="labels")
+    install_common(app, service="labels", internal_key=None)
     app.router.routes.append(Route("/v1/apps/{app}/infer", plain, methods=["POST"]))
 
     @app.get("/things/{thing}")

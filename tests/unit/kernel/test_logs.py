@@ -104,7 +104,7 @@ def test_only_plain_request_ids_are_taken_from_callers(given: bytes | None, kept
 
 def _app(stream: io.StringIO) -> FastAPI:
     app = FastAPI()
-    install_common(app, service="test")
+    install_common(app, service="test", internal_key=None)
     handler = logging.StreamHandler(stream)
     handler.setFormatter(JsonFormatter("test"))
     log = logging.getLogger("infaas.test.app")

@@ -44,7 +44,7 @@ def scrape(
 ) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     monkeypatch.setenv(MULTIPROC_ENV, str(directory))
     app = FastAPI()
-    install_common(app, service="multiproc")
+    install_common(app, service="multiproc", internal_key=None)
     with TestClient(app) as client:
         text = client.get("/metrics").text
     return {
