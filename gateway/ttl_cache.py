@@ -5,7 +5,12 @@ seconds of staleness (documented in `docs/architecture.md`) is the price. Under 
 matter: concurrent misses of one key share a single load (no stampede on the registry when an entry
 expires with 32 queries in flight), and with `refresh_after_s` an entry that is still fresh but old
 is reloaded in the background while it keeps answering, so a busy key never expires on the hot path.
-An entry is never served older than `ttl_s`.
+
+An entry is served older than `ttl_s` only while its source cannot answer (a load fails with an error
+`serve_stale_on` accepts: the registry unreachable or failing), and only up to `stale_max_s` after it
+was loaded (`stale_usable`); each such answer is reported to `on_stale` with the entry's age, and the
+next load is tried after `_RETRY_REFRESH_S` so a source that is down is not asked on every request.
+An error the source *answered* (an unknown key is a value here, not an error) replaces nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +24,12 @@ from typing import Generic, TypeVar
 
 V = TypeVar("V")
 
-_RETRY_REFRESH_S = 1.0  # after a background reload starts (or fails), the next try waits this long
+_RETRY_REFRESH_S = 1.0  # after a background reload starts (or a load fails), the next try waits this long
+
+
+def stale_usable(age_s: float, *, stale_max_s: float) -> bool:
+    """Whether an entry loaded `age_s` ago may answer while its source is unreachable."""
+    return age_s <= stale_max_s
 
 
 class TTLCache(Generic[V]):
@@ -29,31 +39,57 @@ class TTLCache(Generic[V]):
         *,
         max_entries: int = 10_000,
         refresh_after_s: float | None = None,
+        stale_max_s: float = 0.0,
+        serve_stale_on: Callable[[Exception], bool] = lambda _exc: False,
+        on_stale: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ttl_s = ttl_s
         self.max_entries = max_entries
         self.refresh_after_s = refresh_after_s
+        self.stale_max_s = stale_max_s
+        self.serve_stale_on = serve_stale_on
+        self.on_stale = on_stale
         self.clock = clock
-        # key -> (expires at, background refresh due at, value)
-        self._data: OrderedDict[str, tuple[float, float, V]] = OrderedDict()
+        # key -> (expires at, background refresh due at, value, loaded at, next load try while stale)
+        self._data: OrderedDict[str, tuple[float, float, V, float, float]] = OrderedDict()
         self._loading: dict[str, asyncio.Future[V]] = {}
         self._refreshing: set[asyncio.Task[None]] = set()
 
     async def get(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
         now = self.clock()
         hit = self._data.get(key)
-        if hit is not None and hit[0] > now:
-            if hit[1] <= now and key not in self._loading:
-                self._data[key] = (hit[0], now + _RETRY_REFRESH_S, hit[2])
-                task = asyncio.create_task(self._refresh(key, load))
-                self._refreshing.add(task)
-                task.add_done_callback(self._refreshing.discard)
-            return hit[2]
-        pending = self._loading.get(key)
-        if pending is not None:  # someone is loading it already: share that load and its outcome
-            return await asyncio.shield(pending)
-        return await self._load(key, load)
+        if hit is not None:
+            if hit[0] > now:
+                if hit[1] <= now and key not in self._loading:
+                    self._data[key] = (hit[0], now + _RETRY_REFRESH_S, *hit[2:])
+                    task = asyncio.create_task(self._refresh(key, load))
+                    self._refreshing.add(task)
+                    task.add_done_callback(self._refreshing.discard)
+                return hit[2]
+            if hit[4] > now and stale_usable(now - hit[3], stale_max_s=self.stale_max_s):
+                return self._serve_stale(hit, now)  # the last load failed a moment ago: do not ask yet
+        try:
+            pending = self._loading.get(key)
+            if pending is not None:  # someone is loading it already: share that load and its outcome
+                return await asyncio.shield(pending)
+            return await self._load(key, load)
+        except Exception as exc:
+            hit = self._data.get(key)
+            now = self.clock()
+            if (
+                hit is None
+                or not self.serve_stale_on(exc)
+                or not stale_usable(now - hit[3], stale_max_s=self.stale_max_s)
+            ):
+                raise
+            self._data[key] = (*hit[:4], now + _RETRY_REFRESH_S)
+            return self._serve_stale(hit, now)
+
+    def _serve_stale(self, hit: tuple[float, float, V, float, float], now: float) -> V:
+        if self.on_stale is not None:
+            self.on_stale(now - hit[3])
+        return hit[2]
 
     async def _load(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
         future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
@@ -79,7 +115,7 @@ class TTLCache(Generic[V]):
     def _put(self, key: str, value: V) -> None:
         now = self.clock()
         refresh = now + self.refresh_after_s if self.refresh_after_s is not None else float("inf")
-        self._data[key] = (now + self.ttl_s, refresh, value)
+        self._data[key] = (now + self.ttl_s, refresh, value, now, 0.0)
         self._data.move_to_end(key)
         while len(self._data) > self.max_entries:
             self._data.popitem(last=False)

@@ -4,7 +4,6 @@ clients read as the message) plus this system's `code` and `details`, with the s
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -15,6 +14,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from infaas.core.errors import InfaasError
+from infaas.http.app import retry_after
 
 log = logging.getLogger("infaas.gateway.oip")
 
@@ -39,9 +39,9 @@ class OipRoute(APIRoute):
                 return await handler(request)
             except InfaasError as exc:
                 response = error_response(exc.status, exc.message, exc.code, **exc.details)
-                retry = exc.details.get("retry_after_s")
+                retry = retry_after(exc)
                 if retry is not None:
-                    response.headers["Retry-After"] = str(max(1, math.ceil(float(retry))))
+                    response.headers["Retry-After"] = retry
                 return response
             except RequestValidationError as exc:
                 problems = [

@@ -78,6 +78,9 @@ class TooManyRequests(InfaasError):
 
 
 class Unavailable(InfaasError):
+    """A service, worker or store cannot serve now. Answered with `Retry-After`: `retry_after_s` when
+    given, else `infaas.http.app.DEFAULT_RETRY_AFTER`."""
+
     status = 503
     code = "unavailable"
 

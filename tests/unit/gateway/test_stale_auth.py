@@ -1,0 +1,161 @@
+"""Serving cached keys, apps and models past their TTL while the registry is unreachable: the TTL cache's
+staleness policy on a fake clock, and the headers an answer then carries."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from gateway.auth_headers import CHALLENGE, STALE_HEADER, headers_for
+from gateway.ttl_cache import TTLCache, stale_usable
+from infaas.core.errors import InfaasError, Unauthorized, Unavailable
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Registry:
+    """A loader whose source answers, is unreachable (`down`), or answers an error (`answer`)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.down = False
+        self.answer: InfaasError | None = None
+
+    def __call__(self, key: str) -> Callable[[], Awaitable[str | None]]:
+        async def load() -> str | None:
+            self.calls += 1
+            if self.down:
+                raise Unavailable("registry is unreachable", service="registry", reason="ConnectError")
+            if self.answer is not None:
+                raise self.answer
+            return None if key.startswith("unknown") else f"{key}#{self.calls}"
+
+        return load
+
+
+def unreachable(exc: Exception) -> bool:
+    return isinstance(exc, InfaasError) and exc.status >= 500
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return Registry()
+
+
+@pytest.fixture
+def served(clock: Clock) -> tuple[TTLCache[str | None], list[float]]:
+    ages: list[float] = []
+    cache: TTLCache[str | None] = TTLCache(
+        10.0, stale_max_s=300.0, serve_stale_on=unreachable, on_stale=ages.append, clock=clock
+    )
+    return cache, ages
+
+
+def test_the_policy_bounds_the_age() -> None:
+    assert stale_usable(299.9, stale_max_s=300.0)
+    assert stale_usable(300.0, stale_max_s=300.0)
+    assert not stale_usable(300.1, stale_max_s=300.0)
+    assert not stale_usable(10.0, stale_max_s=0.0)  # 0: never stale
+
+
+async def test_an_expired_entry_answers_while_the_registry_is_unreachable(
+    clock: Clock, registry: Registry, served: tuple[TTLCache[str | None], list[float]]
+) -> None:
+    cache, ages = served
+    assert await cache.get("k", registry("k")) == "k#1"
+    clock.now += 60.0
+    registry.down = True
+    assert await cache.get("k", registry("k")) == "k#1"
+    assert ages == [60.0]
+    assert registry.calls == 2  # it did ask first: a registry that answers always wins
+
+
+async def test_while_down_the_registry_is_asked_again_only_after_a_pause(
+    clock: Clock, registry: Registry, served: tuple[TTLCache[str | None], list[float]]
+) -> None:
+    cache, ages = served
+    await cache.get("k", registry("k"))
+    clock.now += 60.0
+    registry.down = True
+    await cache.get("k", registry("k"))
+    clock.now += 0.5
+    assert await cache.get("k", registry("k")) == "k#1"
+    assert registry.calls == 2  # not asked: it failed half a second ago
+    clock.now += 1.0
+    registry.down = False
+    assert await cache.get("k", registry("k")) == "k#3"  # back: fresh again, not stale
+    assert ages == [60.0, 60.5]
+
+
+async def test_nothing_older_than_the_bound_is_served(
+    clock: Clock, registry: Registry, served: tuple[TTLCache[str | None], list[float]]
+) -> None:
+    cache, ages = served
+    await cache.get("k", registry("k"))
+    clock.now += 300.5
+    registry.down = True
+    with pytest.raises(Unavailable):
+        await cache.get("k", registry("k"))
+    assert ages == []
+
+
+async def test_a_key_never_seen_is_not_served(
+    registry: Registry, served: tuple[TTLCache[str | None], list[float]]
+) -> None:
+    cache, _ = served
+    registry.down = True
+    with pytest.raises(Unavailable):
+        await cache.get("new", registry("new"))
+
+
+async def test_an_answer_from_the_registry_is_never_overruled_by_stale_data(
+    clock: Clock, registry: Registry, served: tuple[TTLCache[str | None], list[float]]
+) -> None:
+    cache, ages = served
+    await cache.get("k", registry("k"))
+    clock.now += 60.0
+    registry.answer = Unauthorized("unknown API key")  # answered, so not a reason to serve stale
+    with pytest.raises(Unauthorized):
+        await cache.get("k", registry("k"))
+    assert ages == []
+
+
+async def test_a_key_answered_unknown_stays_unknown_while_the_registry_is_down(
+    clock: Clock, registry: Registry, served: tuple[TTLCache[str | None], list[float]]
+) -> None:
+    cache, _ = served
+    await cache.get("k", registry("k"))
+    clock.now += 5.0
+    cache.drop("k")  # revoked: the next look-up asks the registry, which now says unknown
+    assert await cache.get("unknown-k", registry("unknown-k")) is None
+    clock.now += 60.0
+    registry.down = True
+    assert await cache.get("unknown-k", registry("unknown-k")) is None
+
+
+async def test_without_a_bound_a_down_registry_is_an_error(clock: Clock, registry: Registry) -> None:
+    cache: TTLCache[str | None] = TTLCache(10.0, clock=clock)
+    await cache.get("k", registry("k"))
+    clock.now += 11.0
+    registry.down = True
+    with pytest.raises(Unavailable):
+        await cache.get("k", registry("k"))
+
+
+def test_a_401_challenges_for_a_bearer_key_and_stale_answers_say_how_old() -> None:
+    assert headers_for(401, []) == [(b"www-authenticate", CHALLENGE)]
+    assert CHALLENGE == b'Bearer realm="infaas"'
+    assert headers_for(200, [12.4, 61.6]) == [(STALE_HEADER, b"62")]
+    assert headers_for(403, []) == []
