@@ -15,6 +15,7 @@ from pydantic.json_schema import models_json_schema
 from starlette.types import ASGIApp
 
 from gateway.auth import Authenticator
+from gateway.auth_headers import AuthHeaders
 from gateway.dataplane.lane import QueryLane
 from gateway.dataplane.routes import FAST_ROUTES
 from gateway.deps import AuthHeader, StateDep, client_address
@@ -97,6 +98,7 @@ def create_app(
                 registry,
                 ttl_s=settings.auth_cache_ttl_s,
                 failures_per_minute=settings.auth_failures_per_minute,
+                stale_max_s=settings.auth_stale_max_s,
             ),
         )
         # The admin UI's sessions; without Redis the UI says it cannot sign anyone in.
@@ -134,6 +136,7 @@ def create_app(
         default_limit=settings.max_request_bytes,
         upload_limit=2 * settings.max_model_bytes + (1 << 20),
     )
+    app.add_middleware(AuthHeaders)  # WWW-Authenticate on 401, x-infaas-stale-auth (gateway/auth_headers.py)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -5,26 +5,51 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
+from gateway.auth_headers import note_stale
 from gateway.limits import FailureLimiter, FailurePolicy
 from gateway.ttl_cache import TTLCache
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.core.errors import Forbidden, NotFound, TooManyRequests, Unauthorized
+from infaas.core.errors import Forbidden, InfaasError, NotFound, TooManyRequests, Unauthorized
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
 
 _NAME = re.compile(NAME_PATTERN)
 
 
+def _registry_unreachable(exc: Exception) -> bool:
+    """The registry did not answer (refused, timed out) or failed (5xx): not an answer about the key."""
+    return isinstance(exc, InfaasError) and exc.status >= 500
+
+
 class Authenticator:
-    def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float, failures_per_minute: int) -> None:
+    def __init__(
+        self,
+        registry: AsyncRegistryClient,
+        *,
+        ttl_s: float,
+        failures_per_minute: int,
+        stale_max_s: float = 0.0,
+    ) -> None:
         self.registry = registry
         self.failures = FailureLimiter(FailurePolicy(failures_per_minute))
-        # Busy entries reload in the background after half their life, so a query never waits for
-        # the registry because an entry it uses all the time happened to expire.
-        refresh = ttl_s / 2
-        self.keys: TTLCache[Principal | None] = TTLCache(ttl_s, refresh_after_s=refresh)
-        self.apps: TTLCache[AppInternal] = TTLCache(ttl_s, refresh_after_s=refresh)
-        self.models: TTLCache[ModelInternal] = TTLCache(ttl_s, refresh_after_s=refresh)
+
+        def cache(kind: str) -> TTLCache[Any]:
+            # Busy entries reload in the background after half their life, so a query never waits for
+            # the registry because an entry it uses all the time happened to expire. While the registry
+            # is unreachable, what it confirmed within `stale_max_s` still answers (a key it answered
+            # unknown stays unknown: that is a value in the cache, not a failure to load one).
+            return TTLCache(
+                ttl_s,
+                refresh_after_s=ttl_s / 2,
+                stale_max_s=stale_max_s,
+                serve_stale_on=_registry_unreachable,
+                on_stale=lambda age_s: note_stale(kind, age_s),
+            )
+
+        self.keys: TTLCache[Principal | None] = cache("key")
+        self.apps: TTLCache[AppInternal] = cache("app")
+        self.models: TTLCache[ModelInternal] = cache("model")
 
     async def principal(self, authorization: str | None, client: str | None) -> Principal:
         """The caller behind a bearer key. `client` is the caller's address (None: not limited); an

@@ -37,11 +37,19 @@ def error_response(status: int, code: str, message: str, **details: object) -> R
     return Response(error_body(code, message, **details), status_code=status, media_type="application/json")
 
 
+DEFAULT_RETRY_AFTER = "1"
+"""`Retry-After` of a 503 that names no time: what makes a service unavailable here heals in about a
+second or two (a supervised restart, Redis reconnecting, a worker heartbeating again), so a client
+should come back soon rather than give up or guess."""
+
+
 def retry_after(exc: InfaasError) -> str | None:
-    """The `Retry-After` value of an error that says when to come back (shed load): RFC 9110 whole
-    seconds, at least one."""
+    """The `Retry-After` value of an error that says when to come back (shed load; every 503): RFC 9110
+    whole seconds, at least one."""
     retry = exc.details.get("retry_after_s")
-    return None if retry is None else str(max(1, math.ceil(float(retry))))
+    if retry is None:
+        return DEFAULT_RETRY_AFTER if exc.status == 503 else None
+    return str(max(1, math.ceil(float(retry))))
 
 
 def internal_error_body(service: str) -> bytes:
