@@ -34,6 +34,7 @@ import redis.asyncio as aioredis
 
 from infaas.core import workloads
 from infaas.core.config import Settings
+from infaas.core.credentials import INTERNAL_HEADER
 from infaas.data import store
 from infaas.processes.suite import free_port
 from infaas_cli.demo_models import build_demo_models
@@ -190,7 +191,10 @@ def run_real(seconds: float, seed: int) -> list[Run]:
                 pinned = max(b1, key=lambda v: v.threads)
                 for port in (settings.executor_port, settings.executor_port + 1):
                     httpx.post(
-                        f"http://127.0.0.1:{port}/v1/instances", json={"variant": pinned.id}, timeout=60
+                        f"http://127.0.0.1:{port}/v1/instances",
+                        json={"variant": pinned.id},
+                        headers={INTERNAL_HEADER: settings.internal_key},
+                        timeout=60,
                     )
                 body: dict[str, object] = {"inputs": [[0.5] * 64]}
                 if policy != "greedy":

@@ -34,8 +34,9 @@ class RunningSuite:
 
     def metrics(self, service: str) -> str:
         """A service's `/metrics` text, scraped as Prometheus would: the gateway's (the public port)
-        answers the admin key only."""
-        headers = {"Authorization": f"Bearer {self.settings.admin_key}"} if service == "gateway" else {}
+        answers the admin key only, the internal services' the internal key."""
+        key = self.settings.admin_key if service == "gateway" else self.settings.internal_key
+        headers = {"Authorization": f"Bearer {key}"}
         url = f"http://127.0.0.1:{self.settings.port(service)}/metrics"
         response = httpx.get(url, headers=headers, timeout=5)
         assert response.status_code == 200, f"{service}: {response.status_code} {response.text}"

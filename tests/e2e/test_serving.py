@@ -11,6 +11,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from infaas.core.credentials import INTERNAL_HEADER
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 
@@ -96,7 +97,12 @@ def test_concurrent_queries_over_two_executors_lose_and_mix_up_nothing(
     # The same variant active on both executors: the two consumers share its stream.
     base = running.settings.executor_port
     for port in (base, base + 1):
-        loaded = httpx.post(f"http://127.0.0.1:{port}/v1/instances", json={"variant": pinned}, timeout=60)
+        loaded = httpx.post(
+            f"http://127.0.0.1:{port}/v1/instances",
+            json={"variant": pinned},
+            headers={INTERNAL_HEADER: running.settings.internal_key},  # as the planner calls it
+            timeout=60,
+        )
         assert loaded.status_code == 200 and loaded.json()["state"] == "active", loaded.text
     x = np.load(small_model.validation_path)["x"][:300]
     expected = ort_row(small_model, x)

@@ -12,6 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
+from infaas.core.credentials import INTERNAL_HEADER
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.jobs.helpers import (
     CHUNK_ROWS,
@@ -76,11 +77,12 @@ def test_online_queries_succeed_alongside_a_job_which_pauses_while_they_load_the
                 answers.append(client.post(f"/v1/models/{MODEL}/infer", json={"inputs": rows}).status_code)
 
     planner = f"http://127.0.0.1:{jobs_suite.settings.planner_port}/internal/jobs/throttle"
+    internal = {INTERNAL_HEADER: jobs_suite.settings.internal_key}
     # The throttle is per worker: an idle second executor would rightly run the job while the first is
     # busy. With one worker left, online load on it must pause the job outright.
     jobs_suite.kill("executor-2")
     deadline = time.monotonic() + 30
-    while len(httpx.get(planner).json()["workers"]) != 1:
+    while len(httpx.get(planner, headers=internal).json()["workers"]) != 1:
         assert time.monotonic() < deadline, "the killed executor's heartbeat never expired"
         time.sleep(0.2)
     threads = [threading.Thread(target=online) for _ in range(3)]
@@ -88,7 +90,7 @@ def test_online_queries_succeed_alongside_a_job_which_pauses_while_they_load_the
         t.start()
     try:
         deadline = time.monotonic() + 30
-        while not (throttle := httpx.get(planner).json())["paused"]:
+        while not (throttle := httpx.get(planner, headers=internal).json())["paused"]:
             assert time.monotonic() < deadline, f"online load never paused jobs: {throttle}"
             time.sleep(0.1)
         with jobs_suite.client() as client:
