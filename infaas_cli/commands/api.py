@@ -1,8 +1,10 @@
 """What the CLI's client commands share: one HTTP client to the gateway, errors and output.
 
 The CLI talks to a running gateway over HTTP like any other client (`--url`/`--key`, or the environment
-variables `INFAAS_URL` and `INFAAS_KEY`). Other CLI modules (apps, models, query, jobs, events) import
-`gateway_client`, `request_json`, `print_result` and the option aliases from here.
+variables `INFAAS_URL` and `INFAAS_KEY`). Without them it finds the suite `infaas run` started here the
+way the suite itself is configured: the gateway on `INFAAS_GATEWAY_PORT` (8080 by default), the admin key
+from `INFAAS_ADMIN_KEY` or `<INFAAS_VAR_DIR>/admin.key`. Other CLI modules (apps, models, query, jobs,
+events, status) import `gateway_client`, `request_json`, `print_result` and the option aliases from here.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import httpx
@@ -18,13 +21,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-DEFAULT_URL = "http://127.0.0.1:8080"
+from infaas.core.config import Settings
+
 TIMEOUT = httpx.Timeout(60.0, connect=5.0)
 
 UrlOption = Annotated[
     str | None,
     typer.Option(
-        "--url", envvar="INFAAS_URL", help=f"gateway URL (default {DEFAULT_URL})", show_default=False
+        "--url",
+        envvar="INFAAS_URL",
+        help="gateway URL (default: this machine's gateway, on INFAAS_GATEWAY_PORT)",
+        show_default=False,
     ),
 ]
 KeyOption = Annotated[
@@ -32,7 +39,8 @@ KeyOption = Annotated[
     typer.Option(
         "--key",
         envvar="INFAAS_KEY",
-        help="API key (admin or app); default INFAAS_KEY, then INFAAS_ADMIN_KEY",
+        help="API key (admin or app); default INFAAS_KEY, then the suite's admin key "
+        "(INFAAS_ADMIN_KEY, var/admin.key)",
         show_default=False,
     ),
 ]
@@ -52,14 +60,34 @@ class CliError(Exception):
         self.body = body
 
 
-def gateway_client(url: str | None, key: str | None) -> httpx.Client:
-    """An HTTP client for the gateway at `url` with `key` as its Bearer token.
+def gateway_target(url: str | None, key: str | None) -> tuple[str, str]:
+    """The gateway URL and key a command uses: the arguments, else `INFAAS_URL` / `INFAAS_KEY`, else the
+    suite's own settings (its gateway port; its admin key, configured or generated under its var dir)."""
+    settings = Settings()  # read now, not cached: a one-shot command, and tests vary the environment
+    base = (url or os.environ.get("INFAAS_URL") or f"http://127.0.0.1:{settings.gateway_port}").rstrip("/")
+    token = (
+        key
+        or os.environ.get("INFAAS_KEY")
+        or settings.admin_key
+        or stored_key(settings.var_dir / "admin.key")
+    )
+    return base, token
 
-    Falls back to `INFAAS_URL` / `INFAAS_KEY` (then `INFAAS_ADMIN_KEY`) when an argument is None, so
-    callers that bypass typer's envvar handling behave the same.
+
+def stored_key(path: Path) -> str:
+    """The key kept in a file (`var/admin.key`), or "" when there is none to read."""
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+def gateway_client(url: str | None, key: str | None) -> httpx.Client:
+    """An HTTP client for the gateway with the key as its Bearer token (`gateway_target` picks both).
+
+    Callers that bypass typer's envvar handling behave the same: the environment is read here too.
     """
-    base = (url or os.environ.get("INFAAS_URL") or DEFAULT_URL).rstrip("/")
-    token = key or os.environ.get("INFAAS_KEY") or os.environ.get("INFAAS_ADMIN_KEY")
+    base, token = gateway_target(url, key)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.Client(base_url=base, headers=headers, timeout=TIMEOUT)
 

@@ -7,7 +7,6 @@ web UI's load page shows. `--once` prints one frame and exits; `--json` prints t
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
@@ -18,7 +17,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from infaas.core.config import get_settings
+from infaas_cli.commands.api import gateway_target
 
 STATE_STYLES = {
     "active": "green",
@@ -136,9 +135,7 @@ def register(app: typer.Typer) -> None:
         interval: Annotated[float, typer.Option(min=0.2, help="seconds between frames")] = 2.0,
     ) -> None:
         """Live view of workers, instances (with their states) and load: throughput, p99, queues."""
-        settings = get_settings()
-        url = url or f"http://127.0.0.1:{settings.gateway_port}"
-        key = key or settings.admin_key or _stored_key(settings.var_dir / "admin.key")
+        url, key = gateway_target(url or None, key or None)
         if not key:
             raise typer.BadParameter("no admin key: pass --key or set INFAAS_ADMIN_KEY")
         if as_json:
@@ -155,10 +152,3 @@ def register(app: typer.Typer) -> None:
                     view.update(render(fetch(url, key), url))
         except KeyboardInterrupt:
             pass
-
-
-def _stored_key(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""

@@ -162,3 +162,25 @@ def test_cli_errors_say_what_the_gateway_said(running: RunningSuite, tmp_path: P
     assert refused.exit_code == 2 and "without pickled objects" in refused.output
     unreachable = CliRunner().invoke(cli, ["apps", "list", "--url", "http://127.0.0.1:9", "--key", "k"])
     assert unreachable.exit_code == 1 and "cannot reach the gateway" in unreachable.stderr
+
+
+def test_with_no_url_or_key_the_cli_finds_the_suite_by_its_own_settings(
+    running: RunningSuite, tmp_path: Path
+) -> None:
+    """What `infaas run` leaves for the CLI: the gateway port in INFAAS_GATEWAY_PORT and the admin key in
+    `<var>/admin.key`; `infaas models list` and `infaas status` use both, with no --url or --key."""
+    (tmp_path / "admin.key").write_text(running.settings.admin_key + "\n")
+    env = {
+        "INFAAS_GATEWAY_PORT": str(running.settings.gateway_port),
+        "INFAAS_VAR_DIR": str(tmp_path),
+        "INFAAS_URL": None,
+        "INFAAS_KEY": None,
+        "INFAAS_ADMIN_KEY": None,
+        "COLUMNS": "220",
+    }
+    models = CliRunner().invoke(cli, ["models", "list", "--json"], env=env)
+    assert isinstance(as_json(models), list)
+    assert "workers" in as_json(CliRunner().invoke(cli, ["status", "--json"], env=env))
+    (tmp_path / "admin.key").write_text("adm_not_the_key\n")  # the file really is what was used
+    refused = CliRunner().invoke(cli, ["models", "list", "--json"], env=env)
+    assert refused.exit_code != 0 and "unknown API key" in refused.output
