@@ -4,6 +4,7 @@ Runtime measurements, results in Postgres and in the metadata store."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from infaas.clients.profiler import ProfileLease, take_lease
 from infaas.clients.registry import RegistryClient
 from infaas.core.config import Settings
 from infaas.data import store
@@ -181,10 +183,16 @@ def test_reprofiling_regenerates_the_same_variants(
     before = {v["id"]: v for v in registry.get("/v1/models/m1/variants", headers=ADMIN).json()}
     again = registry.post("/v1/models/m1/profile", headers=ADMIN)
     assert again.status_code == 202 and again.json()["status"] == "profiling"
-    assert registry.post("/v1/models/m1/profile", headers=ADMIN).status_code == 409  # one at a time
+    model_id = registry.get("/internal/models/by-name/m1").json()["id"]
+    # A profiler at work on the new attempt (2) holds its lease: one profile at a time.
+    lease = ProfileLease(
+        model_id=model_id, hardware="cpu", worker="profiler-cpu@it", attempt=2, since=time.time()
+    )
+    assert take_lease(redis_client, lease, ttl_s=30) is None
+    busy = registry.post("/v1/models/m1/profile", headers=ADMIN)
+    assert busy.status_code == 409 and "being profiled by profiler-cpu@it" in busy.text
     assert redis_client.llen("profile.cpu") == 2  # registration's task and the re-profile
 
-    model_id = registry.get("/internal/models/by-name/m1").json()["id"]
     service.profile_model(
         model_id,
         registry=RegistryClient("", internal_key="", http=registry),
