@@ -154,6 +154,10 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
     except KeyboardInterrupt:
         typer.echo("\nstopping …")
     finally:
+        # A second Ctrl-C (or SIGTERM) while stopping must not cut the stop short and leave processes
+        # (the embedded Redis among them) running: from here on, it is only acknowledged.
+        signal.signal(signal.SIGINT, _already_stopping)
+        signal.signal(signal.SIGTERM, _already_stopping)
         stop.set()
         supervisor.join(timeout=10)  # no restart may race the stop below
         suite.stop()
@@ -162,6 +166,10 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
 
 def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _already_stopping(_signum: int, _frame: object) -> None:
+    typer.echo("already stopping: waiting for the services to exit", err=True)
 
 
 @app.command("demo")

@@ -231,22 +231,29 @@ class Suite:
         return [n for n, p in self.procs.items() if p.poll() is not None]
 
     def stop(self, timeout_s: float = 10) -> None:
-        """SIGTERM everything (gateway first, so no new work arrives), then SIGKILL stragglers."""
-        order = ["gateway", "scheduler", "planner", "profiler", "jobs", "executor", "registry"]
-        for name in sorted(self.procs, key=lambda n: order.index(n.split("-")[0])):
-            proc = self.procs[name]
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        """SIGTERM everything (gateway first, so no new work arrives), then SIGKILL stragglers; the
+        embedded Redis last, and even when stopping the services was interrupted. Idempotent."""
+        try:
+            order = ["gateway", "scheduler", "planner", "profiler", "jobs", "executor", "registry"]
+            for name in sorted(self.procs, key=lambda n: order.index(n.split("-")[0])):
+                proc = self.procs[name]
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + timeout_s
+            for proc in self.procs.values():
+                try:
+                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        finally:
+            self._stop_redis()
+
+    def _stop_redis(self) -> None:
         if self.redis_proc is not None and self.redis_proc.poll() is None:
             self.redis_proc.terminate()
             try:
                 self.redis_proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.redis_proc.kill()
+                self.redis_proc.wait()

@@ -1,0 +1,52 @@
+"""`infaas run` stopped with Ctrl-C, then Ctrl-C again while it stops: every process it started, the
+embedded Redis included, is gone when it exits."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from tests.e2e.conftest import _settings
+from tests.polling import wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def up(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path: Path) -> None:
+    settings = _settings(tmp_path / "var")
+    env = {**settings.child_env(), "INFAAS_REDIS_URL": ""}  # the launcher starts its embedded Redis
+    log = tmp_path / "launcher.log"
+    with log.open("wb") as out:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "infaas_cli.main", "run", "--no-demo"], env=env, stdout=out, stderr=out
+        )
+    try:
+        url = f"http://127.0.0.1:{settings.gateway_port}"
+        wait_for(lambda: up(url) and "press Ctrl-C" in log.read_text(), what="the suite up", timeout_s=120)
+        children = psutil.Process(launcher.pid).children(recursive=True)
+        names = {c.name() for c in children}
+        assert any("redis" in n for n in names), names
+        launcher.send_signal(signal.SIGINT)
+        wait_for(lambda: "stopping" in log.read_text(), what="the launcher stopping", timeout_s=30)
+        launcher.send_signal(signal.SIGINT)  # the impatient second Ctrl-C
+        assert launcher.wait(timeout=60) == 0, log.read_text()[-3000:]
+        assert "already stopping" in log.read_text()
+        alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], [(c.pid, c.cmdline()) for c in alive]
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
