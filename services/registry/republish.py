@@ -12,6 +12,7 @@ run this loop: each republication writes the same values (idempotent), so they c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -78,7 +79,14 @@ async def keep_published(sessions: sessionmaker[Session], r: redis.Redis) -> Non
     """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking)."""
     while True:
         await asyncio.sleep(CHECK_EVERY_S)
+        check = asyncio.ensure_future(asyncio.to_thread(republish_if_lost, sessions, r))
         try:
-            await asyncio.to_thread(republish_if_lost, sessions, r)
+            await asyncio.shield(check)
+        except asyncio.CancelledError:
+            # Shutting down: let a check under way finish first, or its thread would still hold a
+            # database connection when the engine is disposed.
+            with contextlib.suppress(Exception):
+                await check
+            raise
         except Exception as exc:  # Redis or the database away: the next turn tries again
             log.warning("checking the published state failed: %s", exc)
