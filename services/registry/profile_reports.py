@@ -127,4 +127,7 @@ def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
         provider=v.provider,
         cost_per_query=float(v.cost_per_query or 0.0),
         dominated=v.dominated,
+        # The model's own tensor names: offline chunks and PyTorch engines feed inputs by name.
+        input_names=tuple(s.name for s in signature.inputs),
+        output_names=tuple(s.name for s in signature.outputs),
     )
