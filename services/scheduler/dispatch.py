@@ -153,7 +153,7 @@ class Dispatcher:
         key = None
         if query.cache:
             key = PredictionCache.key(variant.model, input_digest(inputs))
-            hit = self._usable(self.cache.get(key), req, rows)
+            hit = self._usable(self.cache.get(key), req, rows, query.variant)
             BUFFER.inc(metrics.CACHE_HIT if hit is not None else metrics.CACHE_MISS)
             if hit is not None:
                 return answer(
@@ -318,11 +318,12 @@ class Dispatcher:
         return self._decide(query, rows)
 
     def _usable(
-        self, hit: CachedAnswer | None, req: Requirements, rows: int
+        self, hit: CachedAnswer | None, req: Requirements, rows: int, pinned: str | None
     ) -> tuple[Decision, dict[str, np.ndarray]] | None:
         """A cached answer counts only if the variant that computed it meets this query's accuracy and
-        cost (another variant of the model may have been chosen since); the answer then names it."""
-        if hit is None:
+        cost (another variant of the model may have been chosen since), and is the very variant a pinned
+        query names (its caller asked for that variant's own answer); the answer then names it."""
+        if hit is None or (pinned is not None and hit.variant != pinned):
             return None
         computed_by = self.snapshot.snapshot.variants.get(hit.variant)
         if computed_by is None or (req.min_accuracy is not None and computed_by.accuracy < req.min_accuracy):

@@ -14,6 +14,7 @@ import pytest
 from infaas.core.credentials import INTERNAL_HEADER
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
+from tests.e2e.wine import wine_model
 
 pytestmark = pytest.mark.e2e
 
@@ -146,3 +147,41 @@ def test_a_cost_cap_is_enforced_and_said(
     error = refused.json()["error"]
     assert error["code"] == "requirements_unmet" and "cost <=" in error["message"]
     assert error["closest"]["min_cost"] > cheapest / 10
+
+
+@pytest.fixture(scope="module")
+def wine(running: RunningSuite, shop: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The two-input wine model (tests/e2e/wine.py) registered in app `shop`, profiled; its name."""
+    onnx_path, npz_path = wine_model(tmp_path_factory.mktemp("wine"))
+    with running.client(shop["key"]) as client:
+        files = {
+            "file": ("wine.onnx", onnx_path.read_bytes()),
+            "validation": ("v.npz", npz_path.read_bytes()),
+        }
+        meta = '{"name": "wine", "app": "shop", "task": "classification"}'
+        assert client.post("/v1/models", files=files, data={"metadata": meta}).status_code == 202
+    assert running.wait_ready("wine")["status"] == "ready"
+    return "wine"
+
+
+def test_a_pinned_variant_is_answered_by_that_variant_never_by_another_ones_cached_answer(
+    running: RunningSuite, shop_key: str, wine: str
+) -> None:
+    patch_app(running, cache=True)
+    variants = running.admin.get(f"/v1/models/{wine}/variants", params={"status": "ready"}).json()
+    by_precision = {v["precision"]: v["id"] for v in variants}
+    assert {"fp32", "int8-dynamic"} <= set(by_precision), by_precision
+    row = {"chem": [[13.2, 1.8, 2.4, 16.0, 110.0, 2.8, 3.0]], "color": [[0.3, 2.3, 5.6, 1.0, 3.2, 1100.0]]}
+    body: dict[str, Any] = {"inputs": row}
+    with running.client(shop_key) as client:
+        fp32 = client.post(f"/v1/models/{wine}/infer", json={**body, "variant": by_precision["fp32"]}).json()
+        assert fp32["variant"] == by_precision["fp32"] and fp32["cached"] is False
+        # The same input pinned to the int8 variant: the fp32 answer in the cache is not its answer.
+        pinned = {**body, "variant": by_precision["int8-dynamic"]}
+        int8 = client.post(f"/v1/models/{wine}/infer", json=pinned).json()
+        assert int8["variant"] == by_precision["int8-dynamic"], int8
+        assert int8["cached"] is False and int8["worker"] != "cache"
+        again = client.post(f"/v1/models/{wine}/infer", json=pinned).json()
+        assert again["cached"] is True and again["variant"] == by_precision["int8-dynamic"]
+        # Unpinned, either cached answer may serve it: the cache is keyed by input, the variant checked.
+        assert client.post(f"/v1/models/{wine}/infer", json=body).json()["cached"] is True
