@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     max_model_bytes: int = 512 * 1024 * 1024
     """Largest model or validation file the registry accepts (413 above)."""
 
+    max_validation_expanded_bytes: int = 256 * 1024 * 1024
+    """Largest size a validation `.npz` may expand to, read from the sizes it declares before anything is
+    decompressed (422 above; so is an archive above 16 MiB expanded that expands more than 64 times its
+    size: `infaas.wire.archives`)."""
+
     max_query_rows: int = 1024
     """Largest batch one online query may carry (422 above)."""
 

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from infaas.core.errors import InfaasError
 from infaas.core.logs import RequestIdMiddleware, request_id_var
+from infaas.http.catch_all import CatchAll
 from infaas.http.internal_auth import InternalAuth
 from infaas.metrics.exposition import CONTENT_TYPE, exposition, forget_at_exit
 from infaas.metrics.http import RequestMetrics
@@ -78,6 +79,8 @@ def install_common(app: FastAPI, *, service: str, internal_key: str | None) -> N
     """Error handlers, health and metrics routes, and request metrics for one service. An internal
     service passes its `internal_key` (empty: it refuses everything but `/health`); only the public
     gateway passes None."""
+    # Innermost: an unexpected exception becomes the JSON 500 here, and never reaches the server.
+    app.add_middleware(CatchAll, service=service, body=internal_error_body(service))
     if internal_key is not None:
         # Inside the request metrics and request ids: refusals are counted and carry a request id.
         app.add_middleware(InternalAuth, key=internal_key, service=service)
@@ -108,11 +111,6 @@ def install_common(app: FastAPI, *, service: str, internal_key: str | None) -> N
         codes = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
         code = codes.get(exc.status_code, "http_error")
         return error_response(exc.status_code, code, str(exc.detail))
-
-    @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, exc: Exception) -> Response:
-        log.exception("unhandled error in %s", service, exc_info=exc)
-        return Response(internal_error_body(service), status_code=500, media_type="application/json")
 
     @app.get("/health", include_in_schema=False)
     async def health() -> dict[str, str]:

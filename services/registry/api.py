@@ -33,6 +33,7 @@ from infaas.schemas.api import (
     Worker,
     WorkerRegistration,
 )
+from infaas.wire.archives import check_npz_bounds
 from services.registry import profile_attempts, profile_reports, service, variant_query, views
 from services.registry import repository as repo
 from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep
@@ -99,6 +100,10 @@ def register_model(
         raise InvalidInput("metadata must be JSON {name, app, task}", reason=str(exc)[:300]) from exc
     model_bytes = _read_capped(file, settings.max_model_bytes, "model file")
     validation_bytes = _read_capped(validation, settings.max_model_bytes, "validation file")
+    # Before anything decompresses it: a small .npz must not expand into seconds and hundreds of MB.
+    check_npz_bounds(
+        validation_bytes, max_expanded_bytes=settings.max_validation_expanded_bytes, what="the validation set"
+    )
     row = service.register_model(session, artifacts, queue, principal, meta, model_bytes, validation_bytes)
     (view,) = views.model_views(session, [row])
     return ModelAccepted(**view.model_dump(), status_url=f"/v1/models/{row.name}")

@@ -95,6 +95,7 @@ def fuzz(url: str, key: str, out: Path, *, real_names: bool) -> tuple[int, int, 
         text=True,
         timeout=BUDGET_S,
         check=False,
+        cwd=out,  # its own state folder (.schemathesis) lands there
     )
     tail = result.stdout[-6000:] + result.stderr[-2000:]
     match = re.search(r"(\d+) generated", result.stdout)
