@@ -27,15 +27,16 @@ T = TypeVar("T", bound="Event")
 
 @_attrs_define
 class Event:
-    """ One scaling decision or its outcome.
+    """ One scaling, recovery or restart decision, or its outcome.
 
         Attributes:
-            action (str): replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, drain_worker, …
+            action (str): replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, drain_worker,
+                exited, restarted, crash_loop, republish, reprofile, …
             at (datetime.datetime):
             id (int):
             kind (EventKind):
             outcome (EventOutcome):
-            reason (str): why the planner decided this, with the numbers it used
+            reason (str): why this was decided or happened, with the numbers used
             details (EventDetailsType0 | None | Unset):
             model (None | str | Unset):
             variant (None | str | Unset):

@@ -2,6 +2,9 @@ from enum import StrEnum
 
 class ListEventsKindType0(StrEnum):
     MODEL_AUTOSCALER = "model_autoscaler"
+    PROFILER = "profiler"
+    REGISTRY = "registry"
+    SUPERVISOR = "supervisor"
     WORKER_AUTOSCALER = "worker_autoscaler"
 
     def __str__(self) -> str:
