@@ -6,7 +6,7 @@ import time
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, File, Form, Query, Response, UploadFile
+from fastapi import APIRouter, File, Form, Path, Query, Response, UploadFile
 from pydantic import ValidationError
 
 from infaas.clients.profiler import PROFILER_TTL_S
@@ -188,7 +188,7 @@ def verify_key(body: KeyVerify, session: SessionDep) -> Principal:
 
 
 @internal.get("/models/{model_id}", response_model=ModelInternal)
-def model_internal(model_id: int, session: SessionDep) -> ModelInternal:
+def model_internal(model_id: ModelId, session: SessionDep) -> ModelInternal:
     row = repo.model_by_id(session, model_id)
     if row is None:
         raise NotFound(f"no model {model_id}")
@@ -221,9 +221,12 @@ def app_internal(app: str, session: SessionDep) -> AppInternal:
 
 
 @internal.get("/models/{model_id}/variants", response_model=list[VariantReport])
-def model_variants_internal(model_id: int, session: SessionDep) -> list[VariantReport]:
+def model_variants_internal(model_id: ModelId, session: SessionDep) -> list[VariantReport]:
     return [views.variant_report(v) for v in repo.variants(session, model_id)]
 
+
+# Row ids are 32-bit integers in the database: a larger one names no row (404), never a database error.
+ModelId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 # `attempt`: the profiling attempt the profiler works on; another than the current one is a 409.
 AttemptQuery = Annotated[int | None, Query(ge=0, le=2**31 - 1)]
@@ -233,7 +236,7 @@ WorkerQuery = Annotated[str | None, Query(min_length=1, max_length=160)]
 
 @internal.post("/models/{model_id}/status", status_code=204)
 def set_status(
-    model_id: int, body: StatusUpdate, session: SessionDep, attempt: AttemptQuery = None
+    model_id: ModelId, body: StatusUpdate, session: SessionDep, attempt: AttemptQuery = None
 ) -> Response:
     service.set_status(session, model_id, body, attempt=attempt)
     return Response(status_code=204)
@@ -241,7 +244,11 @@ def set_status(
 
 @internal.put("/models/{model_id}/variants", status_code=204)
 def report_variants(
-    model_id: int, body: list[VariantReport], session: SessionDep, r: RedisDep, attempt: AttemptQuery = None
+    model_id: ModelId,
+    body: list[VariantReport],
+    session: SessionDep,
+    r: RedisDep,
+    attempt: AttemptQuery = None,
 ) -> Response:
     profile_reports.report_variants(session, r, model_id, body, attempt=attempt)
     return Response(status_code=204)
@@ -249,7 +256,7 @@ def report_variants(
 
 @internal.post("/models/{model_id}/profile/claim", status_code=204)
 def claim_profile(
-    model_id: int,
+    model_id: ModelId,
     session: SessionDep,
     attempt: Annotated[int, Query(ge=0, le=2**31 - 1)],
     hardware: HardwareQuery,

@@ -85,9 +85,8 @@ def settings(pg_url: str, redis_url: str, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
-    app = create_app(settings)
-
     """The registry app in-process on real Postgres and Redis, inside the test's transaction."""
+    app = create_app(settings)
 
     def session_override() -> Iterator[Session]:
         yield db_session

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import orjson
 import redis
-from fastapi import APIRouter, File, Form, Response, UploadFile
+from fastapi import APIRouter, File, Form, Path, Response, UploadFile
 from fastapi.responses import FileResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -32,6 +32,9 @@ from services.registry.jobs import service, submit
 
 public = APIRouter(prefix="/v1/jobs")
 internal = APIRouter(prefix="/internal/jobs", include_in_schema=False)
+
+ChunkIndex = Annotated[int, Path(ge=0, le=2**31 - 1)]
+"""A chunk's index within its job (a 32-bit column): anything else names no chunk."""
 router = APIRouter()
 log = logging.getLogger("infaas.registry.jobs")
 
@@ -111,14 +114,14 @@ def tick(body: JobsTick, session: SessionDep) -> JobsTickResult:
 
 
 @internal.get("/{job_id}/chunks/{index}", response_model=ChunkTask)
-def chunk_task(job_id: str, index: int, session: SessionDep) -> ChunkTask:
+def chunk_task(job_id: str, index: ChunkIndex, session: SessionDep) -> ChunkTask:
     return service.chunk_task(session, job_id, index)
 
 
 @internal.post("/{job_id}/chunks/{index}/done", response_model=ChunkDoneResult)
 def chunk_done(
     job_id: str,
-    index: int,
+    index: ChunkIndex,
     body: ChunkDone,
     session: SessionDep,
     artifacts: ArtifactsDep,
@@ -128,7 +131,7 @@ def chunk_done(
 
 
 @internal.post("/{job_id}/chunks/{index}/release", status_code=204)
-def chunk_release(job_id: str, index: int, body: ChunkRelease, session: SessionDep) -> Response:
+def chunk_release(job_id: str, index: ChunkIndex, body: ChunkRelease, session: SessionDep) -> Response:
     service.chunk_release(session, job_id, index, body)
     return Response(status_code=204)
 

@@ -259,3 +259,17 @@ def test_delete_model_removes_rows_store_entries_and_artifacts(
     assert store.model_variants_by(redis_client, "m1", "latency") == []
     assert not redis_client.exists(store.variant_key("m1.v"))
     assert artifact_files(settings) == []
+
+
+def test_ids_beyond_the_database_integers_are_refused_not_a_database_error(registry: TestClient) -> None:
+    """Row ids and chunk indexes are 32-bit in Postgres: a larger one in an internal path is a 422."""
+    for path in (
+        f"/internal/models/{2**40}",
+        f"/internal/models/{2**63}/variants",
+        "/internal/models/0",
+        f"/internal/jobs/j1/chunks/{2**40}",
+    ):
+        response = registry.get(path)
+        assert response.status_code == 422, (path, response.text)
+        assert response.json()["error"]["code"] == "invalid_request"
+    assert registry.get(f"/internal/models/{2**31 - 1}").status_code == 404
