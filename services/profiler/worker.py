@@ -18,7 +18,7 @@ from typing import Any
 import redis
 from celery import Celery
 from celery.signals import setup_logging, worker_ready, worker_shutting_down
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Histogram
 
 from infaas.clients.profiler import (
     PROFILE_MODEL,
@@ -35,6 +35,7 @@ from infaas.core.logs import configure_logging
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.metrics.exposition import collector_registry
+from infaas.metrics.keyed_server import start_keyed_metrics_server
 from infaas.runtimes.hardware import detect_hardware
 from infaas.schemas.api import StatusUpdate, VariantReport
 from services.profiler import service
@@ -200,7 +201,12 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
     stop = threading.Event()
 
     def on_ready(**_kwargs: Any) -> None:
-        start_http_server(settings.profiler_metrics_port, addr=settings.host, registry=collector_registry())
+        start_keyed_metrics_server(
+            settings.profiler_metrics_port,
+            addr=settings.host,
+            registry=collector_registry(),
+            key=settings.internal_key,
+        )
         threading.Thread(target=_announce_forever, args=(settings, name, kinds, stop), daemon=True).start()
 
     def on_shutdown(**_kwargs: Any) -> None:

@@ -19,6 +19,7 @@ from infaas.data import store
 from infaas.wire.frames import decode_frame, encode_frame
 from infaas.wire.handshake import encode_hello
 from tests.e2e.conftest import RunningSuite
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -173,3 +174,21 @@ def test_an_address_sending_unknown_keys_is_refused_for_a_while(running: Running
                 assert int(response.headers["retry-after"]) >= 1
         ok = {**bystander, "authorization": f"Bearer {running.settings.admin_key}"}
         assert client.get("/v1/apps", headers=ok).status_code == 200
+
+
+def test_the_profilers_metrics_port_answers_the_key_only(running: RunningSuite) -> None:
+    url = _url(running, "profiler")
+
+    def listening() -> bool:
+        try:
+            return httpx.get(url + "/health", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    wait_for(listening, what="the profiler's metrics port", timeout_s=60)
+    for wrong in ({}, {INTERNAL_HEADER: "int_guess"}, {"authorization": "Bearer int_guess"}):
+        refused = httpx.get(url + "/metrics", headers=wrong, timeout=10)
+        assert refused.status_code == 401 and "server" not in refused.headers
+    key = {"authorization": f"Bearer {running.settings.internal_key}"}  # as Prometheus scrapes it
+    answered = httpx.get(url + "/metrics", headers=key, timeout=10)
+    assert answered.status_code == 200 and answered.headers["content-type"].startswith("text/plain")
