@@ -10,6 +10,8 @@ An entry is served older than `ttl_s` only while its source cannot answer (a loa
 `serve_stale_on` accepts: the registry unreachable or failing), and only up to `stale_max_s` after it
 was loaded (`stale_usable`); each such answer is reported to `on_stale` with the entry's age, and the
 next load is tried after `_RETRY_REFRESH_S` so a source that is down is not asked on every request.
+A source that hangs instead (connections accepted, never answered: a stopped or swapping registry) is
+waited for only `stale_wait_s` while a usable stale value exists; the reload goes on in the background.
 An error the source *answered* (an unknown key is a value here, not an error) replaces nothing.
 """
 
@@ -42,6 +44,7 @@ class TTLCache(Generic[V]):
         stale_max_s: float = 0.0,
         serve_stale_on: Callable[[Exception], bool] = lambda _exc: False,
         on_stale: Callable[[float], None] | None = None,
+        stale_wait_s: float = 0.25,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.ttl_s = ttl_s
@@ -50,6 +53,7 @@ class TTLCache(Generic[V]):
         self.stale_max_s = stale_max_s
         self.serve_stale_on = serve_stale_on
         self.on_stale = on_stale
+        self.stale_wait_s = stale_wait_s
         self.clock = clock
         # key -> (expires at, background refresh due at, value, loaded at, next load try while stale)
         self._data: OrderedDict[str, tuple[float, float, V, float, float]] = OrderedDict()
@@ -71,6 +75,18 @@ class TTLCache(Generic[V]):
                 return self._serve_stale(hit, now)  # the last load failed a moment ago: do not ask yet
         try:
             pending = self._loading.get(key)
+            if hit is not None and stale_usable(now - hit[3], stale_max_s=self.stale_max_s):
+                # Expired, with a value still usable: wait for its reload only briefly. A source that
+                # hangs (accepts, never answers) must not hold queries for its whole timeout; while a
+                # reload is under way already, the value answers at once.
+                if pending is not None:
+                    return self._serve_stale(hit, now)
+                pending = self._start_load(key, load)
+                try:
+                    return await asyncio.wait_for(asyncio.shield(pending), self.stale_wait_s)
+                except TimeoutError:
+                    self._data[key] = (*hit[:4], now + _RETRY_REFRESH_S)
+                    return self._serve_stale(hit, self.clock())
             if pending is not None:  # someone is loading it already: share that load and its outcome
                 return await asyncio.shield(pending)
             return await self._load(key, load)
@@ -105,6 +121,28 @@ class TTLCache(Generic[V]):
         self._put(key, value)
         future.set_result(value)
         return value
+
+    def _start_load(self, key: str, load: Callable[[], Awaitable[V]]) -> asyncio.Future[V]:
+        """A load running on its own (a caller that stops waiting does not cancel it); its future."""
+        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
+        self._loading[key] = future
+
+        async def run() -> None:
+            try:
+                value = await load()
+            except BaseException as exc:
+                future.set_exception(exc)
+                future.exception()  # waiters re-raise it; an unawaited one must not warn
+                return
+            finally:
+                self._loading.pop(key, None)
+            self._put(key, value)
+            future.set_result(value)
+
+        task = asyncio.create_task(run())
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
+        return future
 
     async def _refresh(self, key: str, load: Callable[[], Awaitable[V]]) -> None:
         # A failed background reload keeps the old value until it expires; the synchronous load after

@@ -3,6 +3,7 @@ staleness policy on a fake clock, and the headers an answer then carries."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
@@ -159,3 +160,39 @@ def test_a_401_challenges_for_a_bearer_key_and_stale_answers_say_how_old() -> No
     assert CHALLENGE == b'Bearer realm="infaas"'
     assert headers_for(200, [12.4, 61.6]) == [(STALE_HEADER, b"62")]
     assert headers_for(403, []) == []
+
+
+async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_answer_is_kept(
+    clock: Clock,
+) -> None:
+    """Connections accepted, never answered (a stopped registry): an expired entry answers after the short
+    wait, later requests do not wait behind the same reload, and the reload's answer, once it comes,
+    replaces the stale value."""
+    ages: list[float] = []
+    cache: TTLCache[str] = TTLCache(
+        10.0,
+        stale_max_s=300.0,
+        serve_stale_on=unreachable,
+        on_stale=ages.append,
+        stale_wait_s=0.01,
+        clock=clock,
+    )
+    release, calls = asyncio.Event(), []
+
+    async def hanging() -> str:
+        calls.append(1)
+        await release.wait()
+        return "fresh"
+
+    async def first() -> str:
+        return "old"
+
+    assert await cache.get("k", first) == "old"
+    clock.now += 30.0
+    assert await cache.get("k", hanging) == "old"  # after the short wait, not the registry's timeout
+    assert await cache.get("k", hanging) == "old"  # the reload under way is not waited for again
+    assert len(calls) == 1 and ages == [30.0, 30.0]
+    release.set()
+    for _ in range(3):  # let the background reload finish
+        await asyncio.sleep(0)
+    assert await cache.get("k", hanging) == "fresh"
