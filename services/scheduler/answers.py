@@ -8,10 +8,11 @@ import time
 import numpy as np
 
 from infaas.clients.envelope import Answer, Query
-from infaas.core.errors import DeadlineExceeded
+from infaas.core.errors import DeadlineExceeded, Overloaded
 from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import Decision, Requirements
 from services.scheduler import metrics
+from services.scheduler.admission import Prediction, retry_after_s
 
 
 def missed(decision: Decision, query: Query, arrived: float) -> Answer:
@@ -20,7 +21,11 @@ def missed(decision: Decision, query: Query, arrived: float) -> Answer:
     BUFFER.inc(metrics.SLO_MET[False])
     if query.policy == "default":
         metrics.FAILURES.labels("slo_default").inc()
-        return default_answer(decision, query, arrived, waited)
+        reason = (
+            f"the query missed its {query.requirements.latency_ms} ms SLO after {waited} ms: answered "
+            "the app's default output (app policy: default)"
+        )
+        return default_answer(decision, query, arrived, reason)
     metrics.FAILURES.labels("slo_error").inc()
     latency_ms = query.requirements.latency_ms
     raise DeadlineExceeded(
@@ -28,6 +33,21 @@ def missed(decision: Decision, query: Query, arrived: float) -> Answer:
         variant=decision.variant.id,
         waited_ms=waited,
         latency_ms=latency_ms,
+    )
+
+
+def shed(decision: Decision, query: Query, arrived: float, prediction: Prediction) -> Answer:
+    """Admission found no active variant that would answer in time, and queued work is why: the app's
+    `default` policy answers its default output now; otherwise a 503 with Retry-After, now, rather
+    than at the SLO (the answer would have been wasted work on an instance others are waiting for)."""
+    BUFFER.inc(metrics.SHED_DEADLINE)
+    if query.policy == "default":
+        BUFFER.inc(metrics.ADMITTED["default"])
+        reason = f"{prediction.why()}: answered the app's default output at once (app policy: default)"
+        return default_answer(decision, query, arrived, reason)
+    BUFFER.inc(metrics.ADMITTED["shed"])
+    raise Overloaded(
+        f"shed at once: {prediction.why()}", retry_after_s=retry_after_s(prediction), **prediction.details()
     )
 
 
@@ -67,13 +87,9 @@ def answer(
     )
 
 
-def default_answer(decision: Decision, query: Query, arrived: float, waited_ms: float) -> Answer:
+def default_answer(decision: Decision, query: Query, arrived: float, reason: str) -> Answer:
     row = query.default_output or {}
     outputs = {name: np.repeat(np.asarray([value]), query.rows, axis=0) for name, value in row.items()}
-    reason = (
-        f"the query missed its {query.requirements.latency_ms} ms SLO after {waited_ms} ms: answered "
-        "the app's default output (app policy: default)"
-    )
     return answer(
         decision,
         outputs,

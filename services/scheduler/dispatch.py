@@ -30,7 +30,9 @@ from infaas.data import store
 from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
 from services.scheduler import metrics
+from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
+from services.scheduler.gate import AdmissionGate
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import WorkerLost
 from services.scheduler.replies import Replies
@@ -59,6 +61,11 @@ class Dispatcher:
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
+        self.gate = AdmissionGate(
+            snapshot=snapshot,
+            rows_in_flight=self._rows_in_flight,
+            default_budget_ms=settings.default_batch_budget_ms,
+        )
         self._listener: asyncio.Task[None] | None = None
         self._counting: asyncio.Task[None] | None = None
         self._decided_for: Snapshot | None = None  # the snapshot `_decided` was computed over
@@ -169,6 +176,14 @@ class Dispatcher:
                     reason="answered from the prediction cache",
                 )
 
+        prediction = None
+        if decision.action == "active":
+            admitted = self.gate.admit(query, rows, decision, arrived, self._decide)
+            if isinstance(admitted, Answer):
+                return admitted
+            decision, prediction = admitted
+            variant = decision.variant
+
         self._app_in_flight[app] += 1
         self._in_flight += 1
         self._rows_in_flight[variant.id] += rows
@@ -176,7 +191,7 @@ class Dispatcher:
             loaded_now = False
             if decision.action == "load":
                 loaded_now = await self._ensure_loaded(decision)
-            return await self._run(decision, query, rows, arrived, key, loaded_now)
+            return await self._run(decision, query, rows, arrived, key, loaded_now, prediction)
         finally:
             self._app_in_flight[app] -= 1
             self._in_flight -= 1
@@ -184,18 +199,19 @@ class Dispatcher:
             if self._rows_in_flight[variant.id] <= 0:
                 del self._rows_in_flight[variant.id]
 
-    def _decide(self, query: Query, rows: int) -> Decision:
+    def _decide(self, query: Query, rows: int, excluded: frozenset[str] = frozenset()) -> Decision:
         """`get_variant` over the current snapshot, remembered per snapshot: it is a pure function of
         its arguments, and a snapshot is replaced, never changed, when what it holds changes (so is a
         candidate index, which belongs to one). Queries alike (same candidates, requirements, rows,
-        preference and saturated variants) then cost one dict look-up until the next refresh."""
+        preference and saturated variants) then cost one dict look-up until the next refresh.
+        `excluded`: variants admission found too slow for this query, left out like saturated ones."""
         t0 = time.perf_counter()
         snap = self.snapshot.snapshot
         if snap is not self._decided_for or len(self._decided) >= _MAX_REMEMBERED:
             self._decided_for, self._decided = snap, {}
         candidates = self.candidates(query)
         req, prefer = query.requirements, query.prefer
-        saturated = self.saturated()
+        saturated = self.saturated() | excluded if excluded else self.saturated()
         key = (candidates, req, rows, prefer, saturated)
         try:
             decision = self._decided.get(key)
@@ -203,7 +219,8 @@ class Dispatcher:
                 decision = get_variant(req, rows, candidates, snap, prefer=prefer, saturated=saturated)
                 self._decided[key] = decision
         except Overloaded as exc:
-            metrics.SHED.labels("variant_queues_full").inc()
+            if not excluded:  # else admission sheds it, and says why
+                metrics.SHED.labels("variant_queues_full").inc()
             exc.details["retry_after_s"] = 1
             raise
         BUFFER.observe(metrics.DECISION_SECONDS, time.perf_counter() - t0)
@@ -218,6 +235,7 @@ class Dispatcher:
         arrived: float,
         key: str | None,
         loaded_now: bool,
+        prediction: Prediction | None,
     ) -> Answer:
         req = query.requirements
         policy = query.policy
@@ -256,9 +274,11 @@ class Dispatcher:
                         variant=decision.variant.id,
                         waited_ms=waited,
                     ) from exc
+                self.gate.observe(decision.variant, rows, arrived, prediction, None)
                 return missed(decision, query, arrived)
             break
         if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
+            self.gate.observe(decision.variant, rows, arrived, prediction, None)
             return missed(decision, query, arrived)
         if "error" in reply_header:
             metrics.FAILURES.labels("worker_error").inc()
@@ -268,6 +288,7 @@ class Dispatcher:
                 worker=reply_header.get("worker"),
                 reason=reply_header["error"],
             )
+        self.gate.observe(decision.variant, rows, arrived, prediction, reply_header)
         if key is not None:
             self.cache.put(key, outputs, variant=decision.variant.id)
         reason = decision.reason + (

@@ -30,6 +30,13 @@ QUEUED_ROWS = Gauge(
     ["variant"],
     multiprocess_mode="livesum",
 )
+ADMISSION = Counter(
+    "infaas_scheduler_admission_total",
+    "Deadline-aware admission of queries to active instances, by outcome: admitted where chosen, "
+    "rerouted to another variant predicted in time, late (run anyway under best_effort), shed (503), "
+    "default (the app's default output at once)",
+    ["outcome"],
+)
 REDISPATCHED = Counter(
     "infaas_scheduler_redispatched_total",
     "Queries sent again because their worker refused them or its push connection dropped",
@@ -42,3 +49,5 @@ CACHE_HIT, CACHE_MISS = CACHE.labels("hit"), CACHE.labels("miss")
 DECIDED = {action: DECISIONS.labels(action) for action in ("active", "load")}
 SLO_MET = {True: SLO.labels("true"), False: SLO.labels("false")}
 REQUEST_OK = REQUEST_SECONDS.labels("ok")
+ADMITTED = {o: ADMISSION.labels(o) for o in ("admitted", "rerouted", "late", "shed", "default")}
+SHED_DEADLINE = SHED.labels("deadline")

@@ -1,0 +1,98 @@
+"""Deadline-aware admission, as pure logic: will a query finish in time on the instance chosen for it?
+
+The prediction is the queue model of one instance serving batches back to back: the rows already
+queued ahead of the query (this dispatcher's rows in flight on the variant, over its active instances)
+times the compute per row *observed* at the batch sizes the traffic really forms (`service_times.py`,
+fed by every answer: idle-machine profiles overstate what a co-located instance serves), plus the query's own
+run (never less than its profiled latency), plus the answer time that model has not explained so far
+(serving overhead, event-loop lag, other dispatchers' queries: an average of actual − modelled).
+
+A query is admitted when the prediction meets its deadline, or when nothing is queued ahead of it: a
+query alone on its instance is not shed for load (its SLO policy applies when it is answered), since
+`Retry-After` would promise a retry could help. The dispatcher tries the other active variants that
+meet the query before shedding; what it does then is the app's `slo_policy` (`dispatch.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.scheduler.service_times import ServiceTime
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A query's predicted completion on one variant, with the numbers it came from."""
+
+    variant: str
+    rows_ahead: float
+    ms_per_row: float
+    own_ms: float
+    overhead_ms: float
+    deadline_ms: float
+
+    @property
+    def modelled_ms(self) -> float:
+        """The queue model alone: work ahead plus the query's own run."""
+        return self.rows_ahead * self.ms_per_row + self.own_ms
+
+    @property
+    def ms(self) -> float:
+        return self.modelled_ms + self.overhead_ms
+
+    @property
+    def admits(self) -> bool:
+        return self.ms <= self.deadline_ms or self.rows_ahead <= 0
+
+    def why(self) -> str:
+        """The prediction in words, with the numbers, e.g. for a shed query's error."""
+        relation = "<=" if self.ms <= self.deadline_ms else ">"
+        return (
+            f"predicted {self.ms:.1f} ms on {self.variant} (queue {self.rows_ahead:.0f} rows ahead at "
+            f"{self.ms_per_row:.3g} ms/row observed + own run {self.own_ms:.1f} ms + "
+            f"{self.overhead_ms:.1f} ms unexplained) {relation} deadline {self.deadline_ms:.1f} ms"
+        )
+
+    def details(self) -> dict[str, float | str]:
+        """The numbers, for an error's JSON body."""
+        return {
+            "variant": self.variant,
+            "predicted_ms": round(self.ms, 3),
+            "rows_ahead": round(self.rows_ahead, 1),
+            "ms_per_row": round(self.ms_per_row, 4),
+            "own_ms": round(self.own_ms, 3),
+            "overhead_ms": round(self.overhead_ms, 3),
+            "deadline_ms": round(self.deadline_ms, 3),
+        }
+
+
+def predict(
+    *,
+    variant: str,
+    rows: int,
+    rows_ahead: float,
+    profiled_ms: float,
+    service: ServiceTime,
+    deadline_ms: float,
+) -> Prediction:
+    """The completion of a `rows`-row query queued behind `rows_ahead` rows on one instance.
+
+    `profiled_ms`: the variant's profiled latency for the query alone (its own run never takes less);
+    `deadline_ms`: what is left of the query's SLO (or of the default budget when it has none).
+    """
+    per_row = service.ms_per_row
+    return Prediction(
+        variant=variant,
+        rows_ahead=rows_ahead,
+        ms_per_row=per_row,
+        own_ms=max(rows * per_row, profiled_ms),
+        # A pessimistic model (batching packs queued rows tighter than one per row) is not credited.
+        overhead_ms=max(0.0, service.residual_ms),
+        deadline_ms=deadline_ms,
+    )
+
+
+def retry_after_s(prediction: Prediction) -> float:
+    """When a retry may fit: once the excess work ahead has drained (at least a second: the header is
+    whole seconds, and sooner would only be shed again)."""
+    return max(1.0, (prediction.ms - prediction.deadline_ms) / 1000)

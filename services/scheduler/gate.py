@@ -1,0 +1,102 @@
+"""Applying deadline-aware admission (`admission.py`) on the query path: predict the query's completion
+on the variant selection chose, try the other active variants that meet it when that misses, and else
+do what the app's `slo_policy` says; and teach the predictions from every answer (`service_times.py`)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from infaas.clients.envelope import Answer, Query
+from infaas.core.errors import Unavailable
+from infaas.metrics.buffer import BUFFER
+from infaas.policy.selection import Decision
+from infaas.schemas.variants import VariantProfile
+from services.scheduler import metrics
+from services.scheduler.admission import Prediction, predict
+from services.scheduler.answers import shed
+from services.scheduler.service_times import ServiceTimes
+from services.scheduler.snapshot import SnapshotCache
+
+Decide = Callable[[Query, int, frozenset[str]], Decision]
+"""Selection for a query with some variants left out (the dispatcher's `_decide`)."""
+
+
+class AdmissionGate:
+    def __init__(
+        self, *, snapshot: SnapshotCache, rows_in_flight: Counter[str], default_budget_ms: float
+    ) -> None:
+        self.snapshot = snapshot
+        self.rows_in_flight = rows_in_flight  # the dispatcher's, per variant: the work queued ahead
+        self.default_budget_ms = default_budget_ms
+        self.service_times = ServiceTimes()
+
+    def admit(
+        self, query: Query, rows: int, decision: Decision, arrived: float, decide: Decide
+    ) -> tuple[Decision, Prediction] | Answer:
+        """The chosen variant when the query is predicted to finish in time there, else another active
+        variant that meets the query and is predicted to, else the app's policy: `best_effort` runs it
+        where it is predicted to finish first and says so, `default` answers the default output at once,
+        `error` sheds it at once (503 + Retry-After). A query without an SLO has the default batch
+        budget as its deadline; under `best_effort` it is only predicted (its answer still teaches)."""
+        req = query.requirements
+        budget_ms = req.latency_ms if req.latency_ms is not None else self.default_budget_ms
+        deadline_ms = budget_ms - (time.perf_counter() - arrived) * 1000
+        prediction = self.predict(decision.variant, rows, deadline_ms)
+        if prediction.admits or (req.latency_ms is None and query.policy == "best_effort"):
+            BUFFER.inc(metrics.ADMITTED["admitted"])
+            return decision, prediction
+        tried = [(decision, prediction)]
+        excluded = {decision.variant.id}
+        while True:  # at most once per active variant that meets the query
+            try:
+                other = decide(query, rows, frozenset(excluded))
+            except Unavailable:  # every variant that meets the query was tried, or none can be loaded
+                break
+            if other.action != "active":  # a cold load would not finish in time either
+                break
+            found = self.predict(other.variant, rows, deadline_ms)
+            if found.admits:
+                BUFFER.inc(metrics.ADMITTED["rerouted"])
+                why = f"{other.reason}; not {decision.variant.id}: {prediction.why()}"
+                return replace(other, reason=why), found
+            tried.append((other, found))
+            excluded.add(other.variant.id)
+        fastest, predicted = min(tried, key=lambda pair: pair[1].ms)
+        if query.policy == "best_effort":
+            BUFFER.inc(metrics.ADMITTED["late"])
+            late = f"{predicted.why()} (fastest of {len(tried)} active variants): run anyway (best_effort)"
+            return replace(fastest, reason=f"{fastest.reason}; {late}"), predicted
+        return shed(fastest, query, arrived, predicted)
+
+    def predict(self, variant: VariantProfile, rows: int, deadline_ms: float) -> Prediction:
+        """The query's completion on `variant`, behind the dispatcher's rows in flight on it (spread
+        over its active instances)."""
+        instances = len(self.snapshot.serving.get(variant.id, ())) or 1
+        return predict(
+            variant=variant.id,
+            rows=rows,
+            rows_ahead=self.rows_in_flight[variant.id] / instances,
+            profiled_ms=variant.latency_ms(rows),
+            service=self.service_times.of(variant),
+            deadline_ms=deadline_ms,
+        )
+
+    def observe(
+        self,
+        variant: VariantProfile,
+        rows: int,
+        arrived: float,
+        prediction: Prediction | None,
+        header: dict[str, Any] | None,
+    ) -> None:
+        """Teach admission what an answer showed: its batch's compute per row, and how far the answer
+        time (or the time the query was given up at) was from what its prediction modelled."""
+        service = self.service_times.of(variant)
+        if header is not None and isinstance(batch := header.get("batch_rows"), int):
+            service.served(rows, batch, float(header["compute_ms"]))
+        if prediction is not None and prediction.variant == variant.id:
+            service.answered((time.perf_counter() - arrived) * 1000, prediction.modelled_ms)

@@ -1,0 +1,94 @@
+"""Deadline-aware admission as pure logic: frozen inputs (queue ahead, observed service time, deadline)
+→ admit, or shed with the numbers that say why; and how answers teach the observed service time."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.scheduler.admission import Prediction, predict, retry_after_s
+from services.scheduler.service_times import ServiceTime
+from tests.factories import variant_profile
+
+
+def _predict(
+    *,
+    ahead: float,
+    rows: int = 1,
+    per_row: float = 0.9,
+    residual: float = 0.0,
+    deadline: float = 50.0,
+    profiled: float = 1.0,
+) -> Prediction:
+    service = ServiceTime(work_ms=per_row, rows=1.0, residual_ms=residual)
+    return predict(
+        variant="m.v",
+        rows=rows,
+        rows_ahead=ahead,
+        profiled_ms=profiled,
+        service=service,
+        deadline_ms=deadline,
+    )
+
+
+def test_a_query_that_fits_behind_the_queue_is_admitted() -> None:
+    p = _predict(ahead=40)  # 40 × 0.9 + 1 = 37 ms ≤ 50
+    assert p.admits and p.ms == pytest.approx(37.0)
+
+
+def test_a_query_the_queue_would_make_late_is_shed_with_the_numbers() -> None:
+    p = _predict(ahead=199)  # 199 × 0.9 + 1 = 180.1 ms > 50
+    assert not p.admits
+    assert p.why() == (
+        "predicted 180.1 ms on m.v (queue 199 rows ahead at 0.9 ms/row observed + own run 1.0 ms + "
+        "0.0 ms unexplained) > deadline 50.0 ms"
+    )
+    assert p.details()["predicted_ms"] == pytest.approx(180.1) and p.details()["rows_ahead"] == 199
+    assert retry_after_s(p) == 1.0  # never under a second: the header is whole seconds
+
+
+def test_retry_after_covers_the_excess_work() -> None:
+    assert retry_after_s(_predict(ahead=5000)) == pytest.approx((5000 * 0.9 + 1 - 50) / 1000)
+
+
+def test_a_lone_query_is_never_shed_for_load() -> None:
+    # Nothing ahead: a miss is the SLO's, not the queue's, and its policy applies when answered.
+    p = _predict(ahead=0, profiled=80.0)
+    assert p.ms > p.deadline_ms and p.admits
+
+
+def test_the_own_run_is_never_less_than_its_profile_nor_its_rows_at_the_observed_rate() -> None:
+    assert _predict(ahead=0, rows=4, profiled=10.0).own_ms == 10.0
+    assert _predict(ahead=0, rows=100, profiled=10.0).own_ms == pytest.approx(90.0)
+
+
+def test_the_unexplained_time_counts_when_positive_only() -> None:
+    late = _predict(ahead=40, residual=20.0)  # 37 + 20 > 50
+    assert late.overhead_ms == 20.0 and not late.admits
+    assert _predict(ahead=40, residual=-30.0).overhead_ms == 0.0
+
+
+def test_a_spent_deadline_sheds_a_queued_query() -> None:
+    assert not _predict(ahead=1, deadline=-1.0).admits
+
+
+def test_service_time_starts_from_the_profile_at_saturation_and_follows_answers() -> None:
+    v = variant_profile(saturation_qps=1000.0)  # 1 ms per row idle
+    service = ServiceTime.from_profile(v)
+    assert service.ms_per_row == pytest.approx(1.0)
+    for _ in range(200):  # co-located: batches of 32 rows take 48 ms, 1.5 ms a row
+        service.served(rows=1, batch_rows=32, compute_ms=48.0)
+    assert service.ms_per_row == pytest.approx(1.5, rel=1e-3)
+
+
+def test_each_query_counts_its_share_of_its_batch() -> None:
+    service = ServiceTime(work_ms=0.0, rows=0.0)
+    service.served(rows=3, batch_rows=4, compute_ms=8.0)
+    service.served(rows=1, batch_rows=4, compute_ms=8.0)
+    assert service.ms_per_row == pytest.approx(2.0, rel=0.05)
+
+
+def test_the_residual_follows_actual_minus_modelled() -> None:
+    service = ServiceTime(work_ms=1.0, rows=1.0)
+    for _ in range(100):
+        service.answered(actual_ms=12.0, modelled_ms=10.0)
+    assert service.residual_ms == pytest.approx(2.0, rel=1e-3)
