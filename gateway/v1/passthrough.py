@@ -8,7 +8,7 @@ import httpx
 from fastapi import Request, Response
 
 from gateway.deps import state_of
-from infaas.clients.base import principal_headers, raise_for_error, unavailable
+from infaas.clients.base import principal_headers, raise_for_error, request_once_more, unavailable
 from infaas.http.app import request_id
 from infaas.schemas.api import ErrorBody, Principal
 
@@ -29,7 +29,7 @@ async def forward(request: Request, principal: Principal, method: str, path: str
     http = state_of(request).registry.http
     headers = principal_headers(principal) | {"x-request-id": request_id(request)}
     try:
-        upstream = await http.request(method, path, headers=headers, **kwargs)
+        upstream = await request_once_more(http, method, path, headers=headers, **kwargs)
     except httpx.HTTPError as exc:
         raise unavailable("registry", exc) from exc
     raise_for_error(upstream)

@@ -5,7 +5,7 @@ Every client takes the suite's internal key (`internal_key`) and sends it on eac
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -56,6 +56,39 @@ def raise_for_error(response: HasStatusAndContent) -> None:
     except orjson.JSONDecodeError:
         body = None
     raise error_from_body(response.status_code, body)
+
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+
+CONNECTION_LOST = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+"""What a request meets when the kept-alive connection it was put on had been closed by the other side
+(a restart, an idle timeout, a crash): the request never ran, or ran on a service that is gone."""
+
+
+async def request_once_more(
+    http: httpx.AsyncClient, method: str, url: str, *, retry: bool | None = None, **kwargs: Any
+) -> httpx.Response:
+    """`http.request`, sent again once on a fresh connection when the pooled one turned out dead — for
+    idempotent requests only (by method, or `retry=True` for a read sent as POST): one caller's broken
+    connection must not fail another caller's request."""
+    try:
+        return await http.request(method, url, **kwargs)
+    except CONNECTION_LOST:
+        if not (method in IDEMPOTENT if retry is None else retry):
+            raise
+        return await http.request(method, url, **kwargs)  # httpx dropped the dead connection from its pool
+
+
+def request_once_more_sync(
+    http: httpx.Client, method: str, url: str, *, retry: bool | None = None, **kwargs: Any
+) -> httpx.Response:
+    """`request_once_more` for a blocking client."""
+    try:
+        return http.request(method, url, **kwargs)
+    except CONNECTION_LOST:
+        if not (method in IDEMPOTENT if retry is None else retry):
+            raise
+        return http.request(method, url, **kwargs)
 
 
 def unavailable(service: str, exc: httpx.HTTPError) -> InfaasError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, unavailable
+from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, request_once_more, unavailable
 from infaas.core.credentials import internal_headers
 from infaas.schemas.events import EventPage
 
@@ -34,7 +34,7 @@ class PlannerClient:
             if value is not None:
                 params[name] = value
         try:
-            response = await self._http.get("/internal/events", params=params)
+            response = await request_once_more(self._http, "GET", "/internal/events", params=params)
         except httpx.HTTPError as exc:
             raise unavailable("planner", exc) from exc
         raise_for_error(response)

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 from pydantic import TypeAdapter
 
-from infaas.clients.base import DEFAULT_TIMEOUT, principal_headers, raise_for_error, segment, unavailable
+from infaas.clients.base import (
+    DEFAULT_TIMEOUT,
+    principal_headers,
+    raise_for_error,
+    request_once_more,
+    request_once_more_sync,
+    segment,
+    unavailable,
+)
 from infaas.core.credentials import internal_headers
 from infaas.schemas.api import (
     App,
@@ -36,9 +45,9 @@ class RegistryClient:
         self._http = http or httpx.Client(base_url=base_url, timeout=DEFAULT_TIMEOUT)
         self._http.headers.update(internal_headers(internal_key))
 
-    def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._http.request(method, url, **kwargs)  # type: ignore[arg-type]
+            response = request_once_more_sync(self._http, method, url, **kwargs)
         except httpx.HTTPError as exc:
             raise unavailable("registry", exc) from exc
         raise_for_error(response)
@@ -96,16 +105,17 @@ class AsyncRegistryClient:
             headers=internal_headers(internal_key),
         )
 
-    async def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
+    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = await self._http.request(method, url, **kwargs)  # type: ignore[arg-type]
+            response = await request_once_more(self._http, method, url, **kwargs)
         except httpx.HTTPError as exc:
             raise unavailable("registry", exc) from exc
         raise_for_error(response)
         return response
 
     async def verify_key(self, key: str) -> Principal:
-        response = await self._send("POST", "/internal/keys/verify", json={"key": key})
+        # A POST that only reads: safe to send again.
+        response = await self._send("POST", "/internal/keys/verify", json={"key": key}, retry=True)
         return Principal.model_validate_json(response.content)
 
     async def model_by_name(self, name: str) -> ModelInternal:

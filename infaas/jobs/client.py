@@ -3,9 +3,11 @@ the planner's throttle loop."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 
-from infaas.clients.base import raise_for_error, segment, unavailable
+from infaas.clients.base import raise_for_error, request_once_more_sync, segment, unavailable
 from infaas.core.credentials import internal_headers
 from infaas.jobs.schemas import ChunkDone, ChunkDoneResult, ChunkRelease, ChunkTask, JobsTick, JobsTickResult
 
@@ -20,9 +22,9 @@ class JobsClient:
         self._http = http or httpx.Client(base_url=base_url, timeout=JOBS_TIMEOUT)
         self._http.headers.update(internal_headers(internal_key))
 
-    def _send(self, method: str, url: str, **kwargs: object) -> httpx.Response:
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._http.request(method, url, **kwargs)  # type: ignore[arg-type]
+            response = request_once_more_sync(self._http, method, url, **kwargs)
         except httpx.HTTPError as exc:
             raise unavailable("registry", exc) from exc
         raise_for_error(response)
