@@ -14,8 +14,10 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 | `profiler:{name}` | hash | hardware kinds a live profiler worker serves (TTL) | profiler |
 | `workers` | zset | worker id → last heartbeat (unix s); 0: the worker left on purpose | executor |
 | `worker:{wid}` | hash | hardware, url, cores, memory, utilization (TTL) | executor |
-| `instances:{wid}` | hash | vid → JSON `{state, pending}` (TTL) | executor |
+| `instances:{wid}` | hash | vid → JSON `{state, pending, served, mean_batch, busy, slowdown}` | executor |
 | `q:{vid}` | stream | queries for a variant; group `executors` | scheduler → executor |
+| `rows:{vid}` | string | rows sent to a variant's instances, ever | scheduler |
+| `demand:{model}` | hash | rows/queries that arrived for a model, ever; of them shed or late | scheduler |
 | channel `invalidate` | pub/sub | `variants` / `instances` | registry, executor |
 | channel `reply:{sid}` | pub/sub | answer frames for one scheduler process | executor |
 """
@@ -31,6 +33,7 @@ import orjson
 import redis
 import redis.asyncio as aioredis
 
+from infaas.policy.capacity import Observed
 from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 
@@ -77,6 +80,17 @@ def offered_rows_key(vid: str) -> str:
     measure of offered load. Rows, not queries: a variant's profiled saturation throughput and the
     executor's overload state count rows, and a query of 8 rows costs about 8 of one."""
     return f"{P}rows:{vid}"
+
+
+def demand_key(model: str) -> str:
+    """Hash of what arrived for a model, ever, whatever became of it: `rows` and `queries`, and of those
+    `shed_rows`/`shed` (refused at once: 429/503, no worker could take it) and `late_rows`/`late`
+    (answered after its SLO, or not answered in time). The planner's demand: unlike
+    `offered_rows_key`, it includes the queries no instance ever saw."""
+    return f"{P}demand:{model}"
+
+
+DEMAND_FIELDS = ("rows", "queries", "shed_rows", "shed", "late_rows", "late")
 
 
 def reply_channel(sid: str) -> str:
@@ -225,6 +239,29 @@ async def _read_workers(
                 )
             )
     return tuple(workers), tuple(instances)
+
+
+async def read_observed(r: aioredis.Redis, worker_ids: Iterable[str]) -> dict[tuple[str, str], Observed]:
+    """What each executor measured about its instances over its last heartbeat window, by (worker,
+    variant): the planner's observed capacity. Instances of an executor that reports none are absent."""
+    ids = list(worker_ids)
+    if not ids:
+        return {}
+    pipe = r.pipeline(transaction=False)
+    for wid in ids:
+        pipe.hgetall(instances_key(wid))
+    out: dict[tuple[str, str], Observed] = {}
+    for wid, insts in zip(ids, await pipe.execute(), strict=True):
+        for vid, blob in insts.items():
+            data = orjson.loads(blob)
+            if "served" in data:
+                out[(wid, text(vid))] = Observed(
+                    served_rps=float(data["served"]),
+                    mean_batch=float(data.get("mean_batch", 0.0)),
+                    busy=float(data.get("busy", 0.0)),
+                    slowdown=float(data.get("slowdown", 1.0)),
+                )
+    return out
 
 
 def worker_from_hash(wid: str, info: dict[bytes, bytes]) -> WorkerView:

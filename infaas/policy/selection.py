@@ -57,6 +57,10 @@ class WorkerView:
     """`host:port` of the worker's push endpoint (services/executor/push.py); empty: streams only."""
 
 
+USABLE_STATES = frozenset({"active", "loading", "overloaded", "interfered"})
+"""Instance states that serve queries now or once loaded (`failed` and `inactive` do not)."""
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """What selection knows: profiled variants and the live instances and workers."""
@@ -66,9 +70,10 @@ class Snapshot:
     workers: tuple[WorkerView, ...] = ()
 
     @cached_property
-    def _ids(self) -> tuple[frozenset[str], frozenset[str]]:
+    def _ids(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         active = frozenset(i.variant_id for i in self.instances if i.state == "active")
-        return active, frozenset(i.variant_id for i in self.instances)
+        usable = frozenset(i.variant_id for i in self.instances if i.state in USABLE_STATES)
+        return active, frozenset(i.variant_id for i in self.instances), usable
 
     def active_ids(self) -> frozenset[str]:
         """Variants with at least one instance in state `active`."""
@@ -77,6 +82,10 @@ class Snapshot:
     def placed_ids(self) -> frozenset[str]:
         """Variants with an instance in any state (loading, overloaded, … included)."""
         return self._ids[1]
+
+    def usable_ids(self) -> frozenset[str]:
+        """Variants with an instance that serves or soon will (`USABLE_STATES`)."""
+        return self._ids[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +123,7 @@ class CandidateIndex:
         ).reshape(n, len(_BUCKETS))
         # A unicode array, built once: ties break by id without converting ids on every query.
         self.ids = np.array([v.id for v in self.variants], dtype=str)
-        self._placement: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._placement: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._by_rows: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
@@ -134,15 +143,21 @@ class CandidateIndex:
             self._by_rows[rows] = column
         return column
 
-    def placement(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-        """(has an active instance, has any instance) per variant, cached for this snapshot object."""
+    def placement(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(has an active instance, has any instance, has a usable instance) per variant, cached for
+        this snapshot object."""
         if self._placement is not None and self._placement[0] == id(snapshot):
-            return self._placement[1], self._placement[2]
-        active_ids, placed_ids = snapshot.active_ids(), snapshot.placed_ids()
+            return self._placement[1], self._placement[2], self._placement[3]
+        active_ids, placed_ids, usable_ids = (
+            snapshot.active_ids(),
+            snapshot.placed_ids(),
+            snapshot.usable_ids(),
+        )
         active = np.fromiter((v.id in active_ids for v in self.variants), dtype=bool, count=len(self))
         placed = np.fromiter((v.id in placed_ids for v in self.variants), dtype=bool, count=len(self))
-        self._placement = (id(snapshot), active, placed)
-        return active, placed
+        usable = np.fromiter((v.id in usable_ids for v in self.variants), dtype=bool, count=len(self))
+        self._placement = (id(snapshot), active, placed, usable)
+        return active, placed, usable
 
 
 def get_variant(
@@ -185,7 +200,7 @@ def get_variant(
             )
         ok &= np.fromiter((i not in saturated for i in index.ids), dtype=bool, count=len(index))
 
-    active, placed = index.placement(snapshot)
+    active, placed, usable = index.placement(snapshot)
     hot = np.flatnonzero(ok & active)
     if hot.size:
         primary, secondary = (index.cost, latency) if prefer == "cost" else (latency, index.cost)
@@ -198,8 +213,20 @@ def get_variant(
             reason=f"{why} active variant meeting the requirements",
         )
 
-    # A variant that is loading, overloaded or interfered somewhere is not cold: loading it again on
-    # another worker is what the autoscaler decides, not a single query. Prefer truly cold variants.
+    # An instance that is loading, overloaded or interfered still serves (or soon will): the query
+    # queues for it rather than loading another instance. Adding capacity is the planner's alone, on
+    # the demand it counts (a query later shed for a full queue included), so that a query-path load
+    # and a planner removal never undo each other. Cold loads happen only when nothing placed can serve.
+    queued = np.flatnonzero(ok & usable)
+    if queued.size:
+        best = int(queued[np.lexsort((index.ids[queued], latency[queued]))[0]])
+        return Decision(
+            variant=index.variants[best],
+            action="active",
+            worker=None,
+            reason="no active instance meets the requirements: queued for a loading, overloaded or "
+            "interfered instance (adding capacity is the planner's)",
+        )
     cold = np.flatnonzero(ok & ~placed)
     pool = cold if cold.size else np.flatnonzero(ok)
     order = pool[np.lexsort((index.ids[pool], (index.load_ms + latency)[pool]))]

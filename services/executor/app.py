@@ -153,6 +153,11 @@ def create_app(settings: Settings) -> FastAPI:
                     "reason": i.monitor.status.reason,
                     "pending": i.in_flight,
                     "batch_limit": i.aimd.limit(),
+                    # what the planner takes capacity from (infaas/policy/capacity.py)
+                    "served": round(i.monitor.observed.served_rps, 1),
+                    "mean_batch": round(i.monitor.observed.mean_batch, 2),
+                    "busy": round(i.monitor.observed.busy, 3),
+                    "slowdown": round(i.monitor.observed.slowdown, 2),
                 }
                 for vid, i in host.instances.items()
             }

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from infaas.policy.capacity import Observed
 from infaas.schemas.variants import VariantProfile
 
 
@@ -78,12 +79,17 @@ class InstanceMonitor:
     profile: VariantProfile
     clock: Callable[[], float] = time.monotonic
     status: Status = field(default_factory=lambda: Status("loading", "loading"))
+    observed: Observed = field(default_factory=Observed)
+    """The last closed window as the planner reads it (rows served, mean batch, busy share, slowdown)."""
     min_excess_ms: float = 0.5
     """Slowdowns count only when a batch is also this much slower in absolute terms: at microsecond
     scale, timer and scheduling noise alone would otherwise look like 3× interference."""
     _started: float = field(default=0.0, init=False)
     _rows: int = field(default=0, init=False)
     _slowdowns: list[float] = field(default_factory=list, init=False)
+    _served: int = field(default=0, init=False)
+    _batches: int = field(default=0, init=False)
+    _compute_ms: float = field(default=0.0, init=False)
 
     def __post_init__(self) -> None:
         self._started = self.clock()
@@ -92,6 +98,9 @@ class InstanceMonitor:
         self._rows += rows
 
     def ran(self, rows: int, compute_ms: float) -> None:
+        self._served += rows
+        self._batches += 1
+        self._compute_ms += compute_ms
         expected = self.profile.latency_ms(rows, tail=False)
         if expected > 0:
             ratio = compute_ms / expected
@@ -103,6 +112,14 @@ class InstanceMonitor:
         window = Window(
             seconds=now - self._started, rows_offered=self._rows, slowdowns=tuple(self._slowdowns)
         )
+        seconds = max(window.seconds, 1e-9)
+        self.observed = Observed(
+            served_rps=self._served / seconds,
+            mean_batch=self._served / self._batches if self._batches else 0.0,
+            busy=min(1.0, self._compute_ms / 1000 / seconds),
+            slowdown=statistics.median(window.slowdowns) if window.slowdowns else 1.0,
+        )
         self._started, self._rows, self._slowdowns = now, 0, []
+        self._served, self._batches, self._compute_ms = 0, 0, 0.0
         self.status = next_state(self.status, window, self.profile, thresholds)
         return self.status

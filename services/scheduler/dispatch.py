@@ -32,6 +32,7 @@ from infaas.policy.selection import CandidateIndex, Decision, Requirements, Snap
 from services.scheduler import metrics
 from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
+from services.scheduler.demand import DemandCounter
 from services.scheduler.gate import AdmissionGate
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import WorkerLost
@@ -42,6 +43,10 @@ from services.scheduler.snapshot import SnapshotCache
 log = logging.getLogger("infaas.scheduler")
 
 _MAX_REMEMBERED = 4096  # decisions kept per snapshot (distinct requirements × row counts seen)
+COLD_LOAD_EVERY_S = 5.0
+"""At most one query-path cold load per model per dispatcher in this time: selection loads only when
+nothing placed can serve, so more would mean loads failing or instances vanishing; the planner, which
+owns capacity, sees the shed queries meanwhile."""
 
 
 class Dispatcher:
@@ -58,6 +63,8 @@ class Dispatcher:
         self.replies = Replies(redis, snapshot, store.reply_channel(self.id))
         self.sender = Sender(redis=redis, snapshot=snapshot, replies=self.replies, settings=settings)
         self._loads: dict[str, asyncio.Future[None]] = {}
+        self._cold_loaded: dict[str, float] = {}  # model -> when this dispatcher last cold-loaded it
+        self.demand = DemandCounter()
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
@@ -96,6 +103,7 @@ class Dispatcher:
             for vid, rows in self._rows_in_flight.items():
                 metrics.QUEUED_ROWS.labels(vid).set(rows)
             shown = set(self._rows_in_flight)
+            await self.demand.flush(self.redis)
             sender = self.sender
             if not sender.offered_rows:
                 continue
@@ -138,7 +146,18 @@ class Dispatcher:
 
     async def infer(self, query: Query) -> Answer:
         """One query, as the gateway built it (decoded from its frame by the scheduler's route, or handed
-        over as it is by the gateway this dispatcher is embedded in)."""
+        over as it is by the gateway this dispatcher is embedded in), counted as its model's demand
+        whatever becomes of it (`demand.py`)."""
+        try:
+            result = await self._infer(query)
+        except (Overloaded, TooManyRequests, Unavailable, DeadlineExceeded) as exc:
+            candidates = self.snapshot.by_app_signature.get((query.target, query.signature))
+            self.demand.failed(query, candidates, late=isinstance(exc, DeadlineExceeded))
+            raise
+        self.demand.answered(query, result)
+        return result
+
+    async def _infer(self, query: Query) -> Answer:
         arrived = time.perf_counter()
         inputs = query.tensors
         if not inputs:
@@ -362,6 +381,17 @@ class Dispatcher:
             return False
         worker = decision.worker
         assert worker is not None
+        model, now = decision.variant.model, time.monotonic()
+        last = self._cold_loaded.get(model)
+        if last is not None and now - last < COLD_LOAD_EVERY_S:
+            metrics.SHED.labels("cold_load_limit").inc()
+            raise Overloaded(
+                f"model {model!r} was cold-loaded {now - last:.1f} s ago and nothing loaded can serve the "
+                f"query; at most one query-path load per {COLD_LOAD_EVERY_S:g} s (the planner adds capacity)",
+                variant=vid,
+                retry_after_s=1,
+            )
+        self._cold_loaded[model] = now
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._loads[vid] = future
         try:

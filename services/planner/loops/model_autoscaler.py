@@ -25,7 +25,7 @@ from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from services.planner.event_log import EventLog
 from services.planner.loops.leader import LeaderLock
-from services.planner.loops.observe import LoadMeter, SloCache, observe
+from services.planner.loops.observe import InstanceAges, LoadMeter, SloCache, observe
 from services.planner.policies import greedy, ilp, interference
 from services.planner.policies.snapshot import ClusterSnapshot, Decision, Plan, ScalingConfig
 
@@ -93,6 +93,8 @@ class ModelAutoscaler:
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.asking: set[tuple[str, str | None]] = set()
         self.variants = store.VariantReader()
+        self.ages = InstanceAges()
+        self.holding: set[tuple[str, str]] = set()
         self.interference = interference_config or interference.InterferenceConfig(migrate_after_s=0.0)
         self.interfered_since: dict[interference.Key, float] = {}
         self.moved: dict[str, float] = {}
@@ -108,6 +110,7 @@ class ModelAutoscaler:
             heartbeat_ttl_s=self.heartbeat_ttl_s,
             now=self.clock(),
             variants_from=self.variants,
+            ages=self.ages,
         )
         self.busy = {m: t for m, t in self.busy.items() if not t.done()}
         if self.busy:  # plan only the models nobody is changing right now
@@ -126,7 +129,15 @@ class ModelAutoscaler:
         self.interfered_since, self.moved = dict(moves.since), dict(moves.moved)
         decisions = (*result.decisions, *moves.decisions)
         asking: set[tuple[str, str | None]] = set()
+        holding: set[tuple[str, str]] = set()
         for decision in decisions:
+            if decision.action == "hold":
+                # Said once per episode (the reason up to its changing numbers), never carried out.
+                held = (decision.model, decision.reason.split(" while ")[0])
+                holding.add(held)
+                if held not in self.holding:
+                    await self._record(decision, "decided")
+                continue
             if decision.action == "request_worker":
                 # Asked again every tick until a worker joins: one event per episode, not one per second.
                 key = (decision.model, decision.hardware)
@@ -142,6 +153,7 @@ class ModelAutoscaler:
                 self._carry_out(decision, urls), name=f"scale:{decision.model}"
             )
         self.asking = asking
+        self.holding = holding
         self.requests.only({hw for _, hw in asking if hw is not None})
         return list(decisions)
 

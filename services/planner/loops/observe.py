@@ -1,5 +1,7 @@
-"""What the model autoscaler observes: the offered load per variant, each app's SLO, and the snapshot the
-policies plan over, read from Redis and the registry (who leads is `leader.py`)."""
+"""What the model autoscaler observes: the demand per model (shed and late queries included) and the
+rows sent per variant, what executors measured about their instances, when each instance appeared,
+each app's SLO, and the snapshot the policies plan over, read from Redis and the registry (who leads is
+`leader.py`)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import store
+from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
 from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand
 
@@ -22,9 +26,10 @@ DRAINING_KEY = store.P + "planner:draining"
 
 
 class LoadMeter:
-    """Offered rows/s per variant: the rate, over a sliding window, of the counter of rows sent to it
-    (`store.offered_rows_key`), to which every dispatcher adds what it pushed or enqueued every
-    fraction of a second. Rows, because capacity is in rows: a variant's saturation throughput was
+    """Offered rows/s per variant and demand per model, as rates over a sliding window of store
+    counters that every dispatcher adds to every fraction of a second: per variant the rows sent to its
+    instances (`store.offered_rows_key`), per model every row that arrived, shed and late ones included
+    (`store.demand_key`). Rows, because capacity is in rows: a variant's saturation throughput was
     profiled with one-row queries batched, and a query of 8 rows costs about 8 of them."""
 
     def __init__(
@@ -35,22 +40,77 @@ class LoadMeter:
         self.clock = clock
         self.samples: dict[str, deque[tuple[float, int]]] = {}
 
+    def _rate(self, key: str, count: bytes | str | None, now: float) -> float:
+        added = int(count) if count is not None else 0
+        window = self.samples.setdefault(key, deque())
+        window.append((now, added))
+        while len(window) > 2 and now - window[1][0] >= self.window_s:
+            window.popleft()
+        t0, n0 = window[0]
+        return (added - n0) / (now - t0) if now > t0 else 0.0
+
+    def _delta(self, key: str) -> int:
+        """How much the counter grew over the current window (after `_rate` fed it)."""
+        window = self.samples.get(key)
+        return window[-1][1] - window[0][1] if window else 0
+
     async def rates(self, vids: Iterable[str]) -> dict[str, float]:
         ids = sorted(vids)
         if not ids:
             return {}
         counts = await self.redis.mget([store.offered_rows_key(vid) for vid in ids])
         now = self.clock()
-        out: dict[str, float] = {}
-        for vid, count in zip(ids, counts, strict=True):
-            added = int(count) if count is not None else 0
-            window = self.samples.setdefault(vid, deque())
-            window.append((now, added))
-            while len(window) > 2 and now - window[1][0] >= self.window_s:
-                window.popleft()
-            t0, n0 = window[0]
-            out[vid] = (added - n0) / (now - t0) if now > t0 else 0.0
+        return {vid: self._rate(vid, count, now) for vid, count in zip(ids, counts, strict=True)}
+
+    async def demand(self, models: Iterable[str]) -> dict[str, Demand]:
+        names = sorted(models)
+        if not names:
+            return {}
+        pipe = self.redis.pipeline(transaction=False)
+        for model in names:
+            pipe.hmget(store.demand_key(model), list(store.DEMAND_FIELDS))
+        now = self.clock()
+        out: dict[str, Demand] = {}
+        for model, values in zip(names, await pipe.execute(), strict=True):
+            rate = {
+                name: self._rate(f"{model}\0{name}", value, now)
+                for name, value in zip(store.DEMAND_FIELDS, values, strict=True)
+            }
+            queries = self._delta(f"{model}\0queries")
+            missed = self._delta(f"{model}\0shed") + self._delta(f"{model}\0late")
+            out[model] = Demand(
+                rows_qps=rate["rows"],
+                shed_qps=rate["shed_rows"],
+                late_qps=rate["late_rows"],
+                missed_share=min(1.0, missed / queries) if queries > 0 else 0.0,
+            )
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """One model's demand over the window: rows/s that arrived, of them shed and late, and the share
+    of its queries that missed."""
+
+    rows_qps: float
+    shed_qps: float
+    late_qps: float
+    missed_share: float
+
+
+class InstanceAges:
+    """When the planner first saw each instance (worker, variant), so that a recently loaded one, by
+    whomever, is not taken away at once (`ScalingConfig.keep_loaded_s`). An instance the planner has
+    seen since it started counts from then: after a planner restart every instance looks young for a
+    while, which only delays scale-downs."""
+
+    def __init__(self) -> None:
+        self.first_seen: dict[tuple[str, str], float] = {}
+
+    def update(self, instances: Iterable[InstanceView], now: float) -> dict[tuple[str, str], float]:
+        seen = {(i.worker_id, i.variant_id) for i in instances}
+        self.first_seen = {k: self.first_seen.get(k, now) for k in seen}
+        return dict(self.first_seen)
 
 
 class SloCache:
@@ -83,25 +143,35 @@ async def observe(
     heartbeat_ttl_s: float,
     now: float,
     variants_from: store.VariantReader | None = None,
+    ages: InstanceAges | None = None,
 ) -> ClusterSnapshot:
     """Variants, live workers and instances, per-model load and SLOs, and the workers being drained."""
     variants = await (variants_from or store.VariantReader()).read(redis)
     workers, instances = await store.read_live(redis, now=now, ttl_s=heartbeat_ttl_s)
     draining = {store.text(w) for w in await redis.smembers(DRAINING_KEY)}
+    observed = await store.read_observed(redis, [w.id for w in workers])
     rates = await meter.rates(variants)
     by_model: dict[str, list[VariantProfile]] = {}
     for v in variants.values():
         by_model.setdefault(v.model, []).append(v)
+    arrived = await meter.demand(by_model)
     demands = []
     for model, vs in sorted(by_model.items()):
         slo, accuracy = await slos.get(vs[0].app)
+        seen = arrived.get(model)
+        dispatched = sum(rates.get(v.id, 0.0) for v in vs)
         demands.append(
             ModelDemand(
                 model=model,
-                load_qps=sum(rates.get(v.id, 0.0) for v in vs),
+                # Every row that arrived; the rows sent to instances as well, for dispatchers that count
+                # only those (a scheduler of an earlier release during an upgrade).
+                load_qps=max(dispatched, seen.rows_qps if seen else 0.0),
                 variants=tuple(sorted(vs, key=lambda v: v.id)),
                 slo_ms=slo,
                 min_accuracy=accuracy,
+                shed_qps=seen.shed_qps if seen else 0.0,
+                late_qps=seen.late_qps if seen else 0.0,
+                missed_share=seen.missed_share if seen else 0.0,
             )
         )
     return ClusterSnapshot(
@@ -110,4 +180,6 @@ async def observe(
         workers=workers,
         instances=instances,
         draining=frozenset(draining),
+        observed=observed,
+        loaded_at=ages.update(instances, now) if ages is not None else {},
     )

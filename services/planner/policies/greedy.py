@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
+from services.planner.policies.pressure import Pressure, assess, unit_capacity
 from services.planner.policies.snapshot import (
     CAPACITY_STATES,
     ClusterSnapshot,
@@ -55,22 +56,24 @@ def plan(snapshot: ClusterSnapshot, pending: Mapping[str, float], config: Scalin
     for i in snapshot.instances:
         if i.variant_id in models and i.state in CAPACITY_STATES:
             by_model.setdefault(models[i.variant_id], []).append(i)
+    pressures = {d.model: assess(d, by_model.get(d.model, []), snapshot, config) for d in snapshot.demands}
 
     def headroom(d: ModelDemand) -> float:
-        cap = _capacity(d, by_model.get(d.model, []))
-        return cap / d.load_qps if d.load_qps > 0 else float("inf")
+        return pressures[d.model].effective / d.load_qps if d.load_qps > 0 else float("inf")
 
     for demand in sorted(snapshot.demands, key=lambda d: (headroom(d), d.model)):
         instances = by_model.get(demand.model, [])
-        capacity = _capacity(demand, instances)
-        target = config.slack_threshold * demand.load_qps
-        if demand.load_qps > 0 and capacity < target:
-            decisions.extend(_scale_up(demand, instances, capacity, target, placement, config))
+        pressure = pressures[demand.model]
+        if pressure.scale_up:
+            decisions.extend(_scale_up(demand, instances, pressure, placement, snapshot, config))
             continue
-        proposal = _scale_down(demand, instances, capacity, target, placement, config)
+        proposal = _scale_down(demand, instances, pressure, placement, snapshot, config)
         if proposal is None:
             continue
         key, decision, wait_s = proposal
+        if decision.action == "hold":  # said, not carried out; the T_v wait starts over afterwards
+            decisions.append(decision)
+            continue
         since = pending.get(key, snapshot.now)
         if snapshot.now - since >= wait_s - 1e-6:  # float clocks: 100.1 − 100.0 < 0.1
             decisions.append(decision)
@@ -79,11 +82,6 @@ def plan(snapshot: ClusterSnapshot, pending: Mapping[str, float], config: Scalin
         else:
             still_pending[key] = since
     return Plan(decisions=tuple(decisions), pending=still_pending)
-
-
-def _capacity(demand: ModelDemand, instances: list[InstanceView]) -> float:
-    by_id = {v.id: v for v in demand.variants}
-    return sum(by_id[i.variant_id].saturation_qps for i in instances if i.variant_id in by_id)
 
 
 def _counts(instances: list[InstanceView]) -> dict[str, int]:
@@ -96,33 +94,35 @@ def _counts(instances: list[InstanceView]) -> dict[str, int]:
 def _scale_up(
     demand: ModelDemand,
     instances: list[InstanceView],
-    capacity: float,
-    target: float,
+    pressure: Pressure,
     placement: Placement,
+    snapshot: ClusterSnapshot,
     config: ScalingConfig,
 ) -> list[Decision]:
     by_id = {v.id: v for v in demand.variants}
     counts = _counts(instances)
     running = [by_id[vid] for vid in sorted(counts)]
+    capacity, target = pressure.effective, pressure.target
+    unit = {v.id: unit_capacity(v, demand, snapshot, config).rows_per_s for v in demand.variants}
     options: list[_Option] = []
     for v in running:  # (a) replicate: enough extra instances of a running variant
-        if v.saturation_qps > 0 and eligible(v, demand):  # constraint (2) binds new instances too
-            k = instances_needed(target - capacity, v)
+        if unit[v.id] > 0 and eligible(v, demand, config.slo_share):  # (2) binds new instances too
+            k = instances_needed(target - capacity, unit[v.id])
             options.append(_Option("replicate", v, k, action_cost(v, k, config.lam)))
-    # (b) upgrade: a variant of the same model with a higher throughput than any running one, meeting
+    # (b) upgrade: a variant of the same model with a higher capacity than any running one, meeting
     # the SLO, in enough instances to carry the whole load alone; the running instances go (δ = −N).
-    fastest = max((v.saturation_qps for v in running), default=0.0)
+    fastest = max((unit[v.id] for v in running), default=0.0)
     removed = sum(action_cost(v, -counts[v.id], config.lam) for v in running)
     for u in demand.variants:
-        if u.id in counts or u.saturation_qps <= fastest or not eligible(u, demand):
+        if u.id in counts or unit[u.id] <= fastest or not eligible(u, demand, config.slo_share):
             continue
-        n = instances_needed(target, u)
+        n = instances_needed(target, unit[u.id])
         action = "upgrade" if running else "load"
         options.append(_Option(action, u, n, action_cost(u, n, config.lam) + removed, tuple(running)))
     options.sort(key=lambda o: (o.cost, o.count, o.variant.id))
     why = (
-        f"headroom {capacity:.1f}/{demand.load_qps:.1f} rows/s = {capacity / demand.load_qps:.2f} "
-        f"< slack threshold {config.slack_threshold}"
+        f"{pressure.why}: headroom {capacity:.1f}/{demand.load_qps:.1f} rows/s = "
+        f"{capacity / demand.load_qps:.2f} < slack threshold {config.slack_threshold}"
     )
     for option in options:
         workers = placement.candidates(option.variant)
@@ -150,12 +150,12 @@ def _scale_up(
                 unloads=tuple(unloads),
                 cost=option.cost,
                 reason=f"{why}: {option.action} {option.variant.id} ×{option.count} "
-                f"(+{option.variant.saturation_qps * option.count:.0f} rows/s, cost {fmt_cost(option.cost)})"
+                f"(+{unit[option.variant.id] * option.count:,.0f} rows/s, cost {fmt_cost(option.cost)})"
                 + compared,
             )
         ]
     short = options[0] if options else None
-    hardware = short.variant.hardware if short else _kind(demand)
+    hardware = short.variant.hardware if short else _kind(demand, config)
     need = f"{short.action} {short.variant.id} ×{short.count}" if short else "any eligible variant"
     request = Decision(
         action="request_worker",
@@ -187,40 +187,50 @@ def _scale_up(
     return [request]
 
 
-def _kind(demand: ModelDemand) -> str:
-    kinds = sorted({v.hardware for v in demand.variants if eligible(v, demand)})
+def _kind(demand: ModelDemand, config: ScalingConfig) -> str:
+    kinds = sorted({v.hardware for v in demand.variants if eligible(v, demand, config.slo_share)})
     return kinds[0] if kinds else "cpu"
 
 
 def _scale_down(
     demand: ModelDemand,
     instances: list[InstanceView],
-    capacity: float,
-    target: float,
+    pressure: Pressure,
     placement: Placement,
+    snapshot: ClusterSnapshot,
     config: ScalingConfig,
 ) -> tuple[str, Decision, float] | None:
-    """The cheapest-after scale-down that still leaves the headroom, or None."""
+    """The cheapest-after scale-down that still leaves the headroom, or None; a `hold` decision instead
+    when one would be proposed but the model is missing its SLO or the instance is too recently loaded."""
     by_id = {v.id: v for v in demand.variants}
     counts = _counts(instances)
     if not counts:
         return None
+    capacity, target = pressure.effective, pressure.target
+    young: dict[str, frozenset[str]] = {}
+    for vid, w in pressure.young:
+        young[vid] = young.get(vid, frozenset()) | {w}
     total = sum(counts.values())
     best: tuple[float, str, Decision, float] | None = None
+    kept_young: list[str] = []
     # (a) one instance fewer of a running variant
     for vid in sorted(counts):
         v = by_id[vid]
-        if total - 1 < config.min_instances or capacity - v.saturation_qps < target:
+        without = capacity - unit_capacity(v, demand, snapshot, config).rows_per_s
+        if total - 1 < config.min_instances or without < target:
             continue
-        worker = placement.victims(vid, instances, 1)[0]
+        victims = placement.victims(vid, instances, 1, keep=young.get(vid, frozenset()))
+        if not victims:
+            kept_young.append(vid)
+            continue
         saving = action_cost(v, -1, config.lam)
         decision = Decision(
             action="remove",
             model=demand.model,
-            unloads=((vid, worker),),
+            unloads=((vid, victims[0]),),
             cost=saving,
-            reason=f"load {demand.load_qps:.1f} rows/s fits in {capacity - v.saturation_qps:.1f} rows/s "
-            f"without one instance of {vid} (headroom ≥ {config.slack_threshold}); saves {fmt_cost(-saving)}",
+            reason=f"{pressure.why}; the load fits in {without:,.0f} rows/s without one instance of "
+            f"{vid} (headroom ≥ {config.slack_threshold}); saves {fmt_cost(-saving)}",
         )
         candidate = (saving, f"{demand.model}:remove:{vid}", decision, scale_down_wait_s([v], config))
         if best is None or candidate[0] < best[0]:
@@ -229,9 +239,10 @@ def _scale_down(
     running = [by_id[vid] for vid in sorted(counts)]
     current = sum(cost_per_s(v) * counts[v.id] for v in running)
     for u in demand.variants:
-        if u.id in counts or not eligible(u, demand) or u.saturation_qps <= 0:
+        unit = unit_capacity(u, demand, snapshot, config).rows_per_s
+        if u.id in counts or not eligible(u, demand, config.slo_share) or unit <= 0:
             continue
-        n = max(config.min_instances, instances_needed(target, u) if demand.load_qps > 0 else 0)
+        n = max(config.min_instances, instances_needed(target, unit) if demand.load_qps > 0 else 0)
         if n == 0:
             continue
         cost = action_cost(u, n, config.lam) - current
@@ -240,6 +251,9 @@ def _scale_down(
         workers = placement.candidates(u)
         if len(workers) < n:
             continue
+        if pressure.young:  # a downgrade replaces every instance, the young ones too
+            kept_young.append(sorted(pressure.young)[0][0])
+            continue
         unloads = tuple((i.variant_id, i.worker_id) for i in instances)
         decision = Decision(
             action="downgrade",
@@ -247,15 +261,28 @@ def _scale_down(
             loads=tuple((u.id, w.id) for w in workers[:n]),
             unloads=unloads,
             cost=cost,
-            reason=f"load {demand.load_qps:.1f} rows/s is carried by {u.id} ×{n} "
-            f"({u.saturation_qps * n:.0f} rows/s) at {fmt_cost(cost_per_s(u) * n)} instead of "
-            f"{fmt_cost(current)} now; saves {fmt_cost(-cost)} including the load",
+            reason=f"{pressure.why}; {u.id} ×{n} carries it ({unit * n:,.0f} rows/s) at "
+            f"{fmt_cost(cost_per_s(u) * n)} instead of {fmt_cost(current)} now; saves {fmt_cost(-cost)} "
+            "including the load",
         )
         best = (cost, f"{demand.model}:downgrade:{u.id}", decision, scale_down_wait_s(running, config))
-    if best is None:
+    if best is None and not kept_young:
         return None
+    if best is None:
+        vid = kept_young[0]
+        return _hold(demand, f"held: not removing {vid}: loaded less than {config.keep_loaded_s:g} s ago")
     _, key, decision, wait = best
+    if pressure.hold is not None:
+        what = ", ".join(sorted({vid for vid, _ in decision.unloads}))
+        return _hold(demand, f"held: not {_GERUND[decision.action]} {what} while {pressure.hold}")
     return key, decision, wait
+
+
+_GERUND = {"remove": "removing", "downgrade": "downgrading"}
+
+
+def _hold(demand: ModelDemand, reason: str) -> tuple[str, Decision, float]:
+    return f"{demand.model}:hold", Decision(action="hold", model=demand.model, reason=reason), 0.0
 
 
 def plan_horizontal(snapshot: ClusterSnapshot, pending: Mapping[str, float], config: ScalingConfig) -> Plan:

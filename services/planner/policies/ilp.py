@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
+from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
+from services.planner.policies.pressure import Pressure, assess, unit_capacity
 from services.planner.policies.snapshot import (
     CAPACITY_STATES,
     Action,
@@ -70,12 +73,25 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
     counts = running_counts(snapshot.instances)
     placement = Placement(snapshot)
     big_n = np.array([counts.get(v.id, 0) for _, v in variants], dtype=np.float64)
+    pressures = _pressures(snapshot, config)
+    # Q_j: one instance's capacity at the batch its traffic forms under the SLO, not its saturation.
+    unit = [unit_capacity(v, d, snapshot, config).rows_per_s for d, v in variants]
+    # (4) tightened: nothing of a model missing its SLO is removed, nor a recently loaded instance.
+    young = Counter(vid for p in pressures.values() for vid, _ in p.young)
+    ub_m = np.array(
+        [
+            0 if pressures[d.model].hold else max(0, big_n[j] - young[v.id])
+            for j, (d, v) in enumerate(variants)
+        ],
+        dtype=np.float64,
+    )
     # In $/hour: $/s values (~1e-5) sit below HiGHS's absolute tolerances and would blur the optimum.
     cost = np.array([cost_per_s(v) * 3600 for _, v in variants])
     load_s = np.array([v.load_ms / 1000 for _, v in variants])
     c = np.concatenate([cost * (1 + config.lam * load_s), -cost])
     ub_p = np.array(
-        [len(placement.candidates(v)) if eligible(v, d) else 0 for d, v in variants], dtype=np.float64
+        [len(placement.candidates(v)) if eligible(v, d, config.slo_share) else 0 for d, v in variants],
+        dtype=np.float64,
     )
 
     rows: list[int] = []
@@ -101,8 +117,8 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
     for d in snapshot.demands:
         members = by_model.get(d.model, [])
         if d.load_qps > 0:  # (1), with an elastic shortfall column priced far above any real capacity
-            q = [(j, variants[j][1].saturation_qps) for j in members]
-            have = sum(big_n[j] * qj for j, qj in q)
+            q = [(j, unit[j]) for j in members]
+            have = pressures[d.model].effective
             rows.append(len(lower))
             cols.append(2 * n + len(short_of))
             vals.append(1.0)
@@ -122,11 +138,7 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
     # make the whole problem infeasible and stall every other model's scaling. Shortfall s_i of model i
     # is allowed only with a binary z_i priced above any scale-up at all (M), so a plan that carries
     # every load always wins; among short plans, s is priced per qps so the rest is still covered.
-    per_qps = [
-        cost[j] * (1 + config.lam * load_s[j]) / v.saturation_qps
-        for j, (_, v) in enumerate(variants)
-        if v.saturation_qps > 0
-    ]
+    per_qps = [cost[j] * (1 + config.lam * load_s[j]) / unit[j] for j in range(n) if unit[j] > 0]
     k = len(short_of)
     big_m = float(np.dot(c[:n], np.minimum(ub_p, 1e3))) + 1.0
     penalty = 10 * max([*per_qps, 1e-9])
@@ -148,7 +160,7 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
     # shortfall columns at once; the others only if the whole problem turns out infeasible.
     hopeless = np.array(
         [
-            sum(variants[j][1].saturation_qps * (big_n[j] + ub_p[j]) for j in by_model.get(m, [])) < needs[i]
+            pressures[m].effective + sum(unit[j] * ub_p[j] for j in by_model.get(m, [])) < needs[i]
             for i, m in enumerate(short_of)
         ],
         dtype=bool,
@@ -165,7 +177,7 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
             c,
             constraints=constraints,
             integrality=np.concatenate([np.ones(2 * n), np.zeros(k), np.ones(k)]),
-            bounds=Bounds(z_lower, np.concatenate([ub_p, big_n, slack_ub])),
+            bounds=Bounds(z_lower, np.concatenate([ub_p, ub_m, slack_ub])),
             options={"time_limit": time_limit_s, "mip_rel_gap": 0.0},
         )
 
@@ -198,14 +210,14 @@ def plan(
     decisions: list[Decision] = list(_requests(snapshot, config, solution.status, solution.shortfall))
     still_pending: dict[str, float] = {}
     counts = running_counts(snapshot.instances)
+    pressures = _pressures(snapshot, config)
     for d in snapshot.demands:
         by_id = {v.id: v for v in d.variants}
         delta = {vid: k for vid, k in solution.delta.items() if vid in by_id}
         if not delta:
             continue
-        capacity = sum(by_id[vid].saturation_qps * k for vid, k in counts.items() if vid in by_id)
-        target = config.slack_threshold * d.load_qps
-        scaling_up = d.load_qps > 0 and capacity < target
+        pressure = pressures[d.model]
+        scaling_up = pressure.scale_up
         cost = sum(action_cost(by_id[vid], k, config.lam) for vid, k in delta.items())
         loads: list[tuple[str, str]] = []
         short: list[str] = []
@@ -228,7 +240,7 @@ def plan(
         changes = ", ".join(f"{vid} {k:+d}" for vid, k in sorted(delta.items()))
         why = (
             f"ILP optimum ({solution.status.split('.')[0]}, {solution.solve_s * 1000:.0f} ms): {changes}; "
-            f"cost {fmt_cost(cost)}; load {d.load_qps:.1f} rows/s vs capacity {capacity:.1f} rows/s"
+            f"cost {fmt_cost(cost)}; {pressure.why}"
         )
         decision = Decision(
             action=action, model=d.model, loads=tuple(loads), unloads=tuple(unloads), cost=cost, reason=why
@@ -255,6 +267,16 @@ def plan(
     return Plan(decisions=tuple(decisions), pending=still_pending)
 
 
+def _pressures(snapshot: ClusterSnapshot, config: ScalingConfig) -> dict[str, Pressure]:
+    """Each model's pressure (`pressure.py`): capacity at realized batches, demand, holds."""
+    variants = {v.id: d.model for d in snapshot.demands for v in d.variants}
+    held: dict[str, list[InstanceView]] = {}
+    for i in snapshot.instances:
+        if i.variant_id in variants and i.state in CAPACITY_STATES:
+            held.setdefault(variants[i.variant_id], []).append(i)
+    return {d.model: assess(d, held.get(d.model, []), snapshot, config) for d in snapshot.demands}
+
+
 def _name(delta: Mapping[str, int], counts: Mapping[str, int], by_id: Mapping[str, VariantProfile]) -> Action:
     """INFaaS's names for a δ: new instances of a running variant replicate; of another variant they
     upgrade (higher throughput than what runs) or downgrade; only removals remove."""
@@ -276,14 +298,14 @@ def _requests(
     """A worker request per model the optimum leaves short (all short models when there is no optimum),
     of the kind whose eligible variant carries a qps most cheaply."""
     out = []
-    counts = running_counts(snapshot.instances)
+    pressures = _pressures(snapshot, config)
     for d in snapshot.demands:
-        capacity = sum(v.saturation_qps * counts.get(v.id, 0) for v in d.variants)
+        pressure = pressures[d.model]
         if shortfall is not None and d.model not in shortfall:
             continue
-        if shortfall is None and not (d.load_qps > 0 and capacity < config.slack_threshold * d.load_qps):
+        if shortfall is None and not pressure.scale_up:
             continue
-        ok = [v for v in d.variants if eligible(v, d) and v.saturation_qps > 0]
+        ok = [v for v in d.variants if eligible(v, d, config.slo_share) and v.saturation_qps > 0]
         if not ok:
             out.append(
                 Decision(
@@ -300,8 +322,8 @@ def _requests(
                 action="request_worker",
                 model=d.model,
                 hardware=kind,
-                reason=f"ILP: load {d.load_qps:.1f} rows/s vs capacity {capacity:.1f} rows/s cannot be "
-                f"carried on the live workers ({missing}); asking for a {kind} worker",
+                reason=f"ILP: {pressure.why}; cannot be carried on the live workers ({missing}); asking "
+                f"for a {kind} worker",
             )
         )
     return tuple(out)

@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from infaas.policy.capacity import SLO_SHARE, Observed, slo_batch
 from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 
-Action = Literal["load", "replicate", "upgrade", "downgrade", "remove", "migrate", "request_worker"]
+Action = Literal["load", "replicate", "upgrade", "downgrade", "remove", "migrate", "request_worker", "hold"]
 
 # Instances in these states hold (or will soon hold) capacity; failed ones do not.
 CAPACITY_STATES = frozenset({"loading", "active", "overloaded", "interfered"})
@@ -35,6 +36,17 @@ class ScalingConfig:
     min_instances: int = 1
     """Instances a model with running variants keeps even at zero load (the next query is not a cold
     start); 0 lets idle models go entirely."""
+    slo_share: float = SLO_SHARE
+    """Share of the SLO one batch may take: capacity is taken at the largest batch that fits it."""
+    keep_loaded_s: float = 30.0
+    """An instance younger than this is never removed or downgraded away: whoever loaded it (a scale-up,
+    or a query with nothing else to run on) needed it moments ago."""
+    miss_scale_up: float = 0.05
+    """Share of a model's queries shed or late in the window above which it scales up even when the
+    capacity estimate says it fits (the estimate is wrong then), provided its instances are busy."""
+    settle_s: float = 3.0
+    """After an instance of a model appears, its misses are not taken as a reason to scale up again for
+    this long: the window still holds the queries from before it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +61,12 @@ class ModelDemand:
     slo_ms: float | None = None
     """S: the app's default latency SLO; None = no constraint (2)."""
     min_accuracy: float | None = None
+    shed_qps: float = 0.0
+    """Of `load_qps`: rows/s refused at once (429/503) — demand that no instance saw."""
+    late_qps: float = 0.0
+    """Of `load_qps`: rows/s answered after their SLO or not in time."""
+    missed_share: float = 0.0
+    """Share of the window's queries shed or late: > 0 means the model is missing its SLO."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,10 @@ class ClusterSnapshot:
     instances: tuple[InstanceView, ...]
     draining: frozenset[str] = frozenset()
     """Workers being drained: they take no new instance."""
+    observed: Mapping[tuple[str, str], Observed] = field(default_factory=dict)
+    """(worker, variant) → what the executor measured over its last window."""
+    loaded_at: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """(worker, variant) → when the instance was first seen (absent: long ago)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,20 +113,16 @@ def cost_per_s(v: VariantProfile) -> float:
     return v.cost_per_query * v.saturation_qps
 
 
-def inference_ms(v: VariantProfile) -> float:
-    """T_inf for constraint (2): p99 of a full max batch, since saturation throughput is only reached
-    with full batches and each of them must still fit the SLO."""
-    return v.latency_ms(v.max_batch)
-
-
-def eligible(v: VariantProfile, d: ModelDemand) -> bool:
-    """May a new instance of `v` serve this model's queries (accuracy and constraint (2))? Dominated
-    variants are never loaded: selection would not route to them while their dominator runs."""
+def eligible(v: VariantProfile, d: ModelDemand, share: float = SLO_SHARE) -> bool:
+    """May a new instance of `v` serve this model's queries (accuracy and constraint (2))? Constraint (2)
+    holds when some batch fits the SLO (`slo_batch`); its capacity is then taken at that batch, not at
+    the max batch. Dominated variants are never loaded: selection would not route to them while their
+    dominator runs."""
     if v.dominated:
         return False
     if d.min_accuracy is not None and v.accuracy < d.min_accuracy:
         return False
-    return d.slo_ms is None or inference_ms(v) <= d.slo_ms
+    return slo_batch(v, d.slo_ms, share) > 0
 
 
 def action_cost(v: VariantProfile, delta: int, lam: float) -> float:
@@ -125,11 +143,11 @@ NEVER = 10**9
 """Instances needed by a variant with no measured throughput: more than any cluster has."""
 
 
-def instances_needed(target_qps: float, v: VariantProfile) -> int:
-    """Instances of `v` that carry `target_qps` (at least one)."""
-    if v.saturation_qps <= 0:
+def instances_needed(target_qps: float, per_instance: float) -> int:
+    """Instances carrying `per_instance` rows/s each that carry `target_qps` (at least one)."""
+    if per_instance <= 0:
         return NEVER
-    return max(1, math.ceil(target_qps / v.saturation_qps - 1e-9))
+    return max(1, math.ceil(target_qps / per_instance - 1e-9))
 
 
 class Placement:
@@ -166,10 +184,17 @@ class Placement:
         self.hosts.get(v.id, set()).discard(worker_id)
         self.count[worker_id] = max(0, self.count.get(worker_id, 0) - 1)
 
-    def victims(self, vid: str, instances: Iterable[InstanceView], n: int) -> list[str]:
-        """Workers to unload `n` instances of `vid` from: the emptiest workers first, so that whole
-        workers become idle and the worker autoscaler can give them back."""
-        hosts = [i.worker_id for i in instances if i.variant_id == vid and i.state in CAPACITY_STATES]
+    def victims(
+        self, vid: str, instances: Iterable[InstanceView], n: int, keep: frozenset[str] = frozenset()
+    ) -> list[str]:
+        """Workers to unload `n` instances of `vid` from, never those in `keep` (recently loaded): the
+        emptiest workers first, so that whole workers become idle and the worker autoscaler can give
+        them back."""
+        hosts = [
+            i.worker_id
+            for i in instances
+            if i.variant_id == vid and i.state in CAPACITY_STATES and i.worker_id not in keep
+        ]
         return sorted(hosts, key=lambda w: (self.count.get(w, 0), w))[:n]
 
 

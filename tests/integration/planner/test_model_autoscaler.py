@@ -70,7 +70,7 @@ async def autoscaler(
         executors=executors,
         events=events,
         policy="greedy",
-        config=ScalingConfig(min_scale_down_s=1.0),
+        config=ScalingConfig(min_scale_down_s=1.0, keep_loaded_s=0.0),
         heartbeat_ttl_s=cluster.settings.heartbeat_ttl_s,
         requests=WorkerRequests(),
         **options,

@@ -122,7 +122,7 @@ def test_active_instance_of_variant_not_in_candidates_is_ignored() -> None:
     assert decision.variant.id == "mine"
 
 
-@pytest.mark.parametrize("state", ["inactive", "loading", "overloaded", "interfered", "failed"])
+@pytest.mark.parametrize("state", ["inactive", "failed"])
 def test_unusable_instances_are_never_treated_as_active(state: InstanceState) -> None:
     # `busy` is the fastest, but its only instance is unusable; `cold` has no instance at all.
     busy = variant("busy", latencies=((1, 0.1, 0.2),), load_ms=1.0)
@@ -136,12 +136,27 @@ def test_unusable_instances_are_never_treated_as_active(state: InstanceState) ->
     assert decision.variant.id == "cold"
 
 
-@pytest.mark.parametrize("state", ["loading", "overloaded", "interfered", "failed"])
-def test_only_variant_with_unusable_instance_is_loaded_again(state: InstanceState) -> None:
+@pytest.mark.parametrize("state", ["loading", "overloaded", "interfered"])
+def test_a_loading_overloaded_or_interfered_instance_is_queued_for_not_loaded_around(
+    state: InstanceState,
+) -> None:
+    # Capacity is the planner's to add: the query waits for the instance that is there (or is shed
+    # by the queue limit, which the planner counts as demand) instead of cold-loading another variant.
+    busy = variant("busy", latencies=((1, 0.1, 0.2),), load_ms=1.0)
+    cold = variant("cold", latencies=((1, 4.0, 5.0),), load_ms=50.0)
+    snap = snapshot([busy, cold], instances=(InstanceView("w1", "busy", state),))
+
+    decision = get_variant(Requirements(), 1, [busy, cold], snap)
+
+    assert (decision.action, decision.variant.id, decision.worker) == ("active", "busy", None)
+    assert "planner" in decision.reason
+
+
+def test_only_variant_with_a_failed_instance_is_loaded_again() -> None:
     only = variant("only", latencies=((1, 1.0, 2.0),))
     snap = snapshot(
         [only],
-        instances=(InstanceView("w1", "only", state),),
+        instances=(InstanceView("w1", "only", "failed"),),
         workers=(worker("w1", utilization=0.9), worker("w2", utilization=0.1)),
     )
     decision = get_variant(Requirements(), 1, [only], snap)

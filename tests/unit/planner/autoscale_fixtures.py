@@ -3,7 +3,10 @@ Costs are chosen so the hand-computed ILP costs below are round: C = cost_per_qu
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from infaas.policy.selection import InstanceView, WorkerView
+from infaas.schemas.variants import BatchLatency, VariantProfile
 from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand
 from tests.factories import variant_profile
 
@@ -42,6 +45,8 @@ G = variant_profile(
     peak_memory_bytes=100 * MB,
 )
 VARIANTS = (A, B, G)
+# b when even one row misses a 5 ms SLO (p99 8 ms at batch 1): no batch of it fits, so it is ineligible
+SLOW_B = replace(B, latencies=(BatchLatency(1, 6.0, 8.0), BatchLatency(16, 8.0, 10.0)))
 
 
 def worker(wid: str, utilization: float = 0.0, hardware: str = "cpu", memory: int = GIB) -> WorkerView:
@@ -58,11 +63,12 @@ def snapshot(
     *,
     now: float = 100.0,
     slo_ms: float | None = None,
+    variants: tuple[VariantProfile, ...] = VARIANTS,
 ) -> ClusterSnapshot:
     """`running` is (variant id, worker id) of active instances."""
     return ClusterSnapshot(
         now=now,
-        demands=(ModelDemand("m", load, VARIANTS, slo_ms=slo_ms),),
+        demands=(ModelDemand("m", load, variants, slo_ms=slo_ms),),
         workers=workers,
         instances=tuple(InstanceView(w, v, "active") for v, w in running),
     )

@@ -8,7 +8,7 @@ import pytest
 
 from services.planner.policies.greedy import plan
 from services.planner.policies.snapshot import ScalingConfig
-from tests.unit.planner.autoscale_fixtures import CPU3, snapshot, worker
+from tests.unit.planner.autoscale_fixtures import CPU3, SLOW_B, A, G, snapshot, worker
 
 CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0)
 
@@ -39,11 +39,12 @@ def test_upgrading_is_cheaper_than_replicating_for_a_large_shortfall() -> None:
     assert d.cost == pytest.approx(1.4e-4)
 
 
-def test_the_slo_rules_out_variants_whose_full_batch_is_too_slow() -> None:
-    # SLO 5 ms: b (10 ms at batch 16) is out; replicate a ×3 needs 3 free workers, only w2, w3 →
-    # upgrade to g on the GPU worker: 2e-3·(1 + 2) − 1e-4 = 5.9e-3
+def test_the_slo_rules_out_variants_that_no_batch_of_meets_it() -> None:
+    # SLO 5 ms: slow b (8 ms already at batch 1) is out; replicate a ×3 needs 3 free workers, only w2,
+    # w3 → upgrade to g on the GPU worker: 2e-3·(1 + 2) − 1e-4 = 5.9e-3
     workers = (*CPU3, worker("g1", hardware="cuda"))
-    (d,) = plan(snapshot(300, [("m.a", "w1")], workers, slo_ms=5.0), {}, CONFIG).decisions
+    snap = snapshot(300, [("m.a", "w1")], workers, slo_ms=5.0, variants=(A, SLOW_B, G))
+    (d,) = plan(snap, {}, CONFIG).decisions
     assert d.action == "upgrade" and d.loads == (("m.g", "g1"),)
     assert d.cost == pytest.approx(5.9e-3)
 
@@ -151,10 +152,11 @@ def test_the_horizontal_baseline_only_replicates_the_running_variant() -> None:
 
 
 def test_what_fits_of_a_replication_is_placed_while_a_worker_is_requested() -> None:
-    # SLO 5 ms rules out b; no GPU worker for g. Load 300 needs a ×3 more, only w2 is free:
+    # SLO 5 ms rules out slow b; no GPU worker for g. Load 300 needs a ×3 more, only w2 is free:
     # replicate a ×1 now (1.1e-4) and ask for a cpu worker for the rest (the full option: a ×3, 3.3e-4).
     workers = (worker("w1", 0.5), worker("w2", 0.1))
-    partial, request = plan(snapshot(300, [("m.a", "w1")], workers, slo_ms=5.0), {}, CONFIG).decisions
+    snap = snapshot(300, [("m.a", "w1")], workers, slo_ms=5.0, variants=(A, SLOW_B, G))
+    partial, request = plan(snap, {}, CONFIG).decisions
     assert partial.action == "replicate" and partial.loads == (("m.a", "w2"),)
     assert partial.cost == pytest.approx(1.1e-4)
     assert "×1 of the ×3 needed" in partial.reason

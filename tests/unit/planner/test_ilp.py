@@ -10,7 +10,7 @@ import pytest
 from services.planner.policies import greedy as autoscaler
 from services.planner.policies import ilp
 from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand, ScalingConfig
-from tests.unit.planner.autoscale_fixtures import VARIANTS, snapshot, worker
+from tests.unit.planner.autoscale_fixtures import SLOW_B, VARIANTS, snapshot, worker
 
 CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0)
 
@@ -41,10 +41,11 @@ def test_the_optimum_can_keep_the_running_variant_beside_a_new_one() -> None:
 
 
 def test_the_slo_and_accuracy_forbid_new_instances() -> None:
-    # SLO 5 ms leaves a (2 ms) and g (5 ms at batch 8); with a GPU worker, load 300: a +2 → 300 < 315,
-    # so g +1 (2e-3·3 = 6e-3) minus a −1 (−1e-4) = 5.9e-3
+    # SLO 5 ms leaves a (2 ms) and g (5 ms at batch 8), not slow b (8 ms at batch 1); with a GPU worker,
+    # load 300: a +2 → 300 < 315, so g +1 (2e-3·3 = 6e-3) minus a −1 (−1e-4) = 5.9e-3
     workers = (worker("w1"), worker("w2"), worker("w3"), worker("g1", hardware="cuda"))
-    solution = ilp.solve(snapshot(300, [("m.a", "w1")], workers, slo_ms=5.0), CONFIG)
+    slow = (VARIANTS[0], SLOW_B, VARIANTS[2])
+    solution = ilp.solve(snapshot(300, [("m.a", "w1")], workers, slo_ms=5.0, variants=slow), CONFIG)
     assert dict(solution.delta) == {"m.a": -1, "m.g": 1}
     assert solution.objective == pytest.approx(5.9e-3)
     # accuracy: only a qualifies, and a +3 does not fit next to w1's a: the optimum adds the two that fit

@@ -1,0 +1,157 @@
+"""Issue 19's autoscaling rules on frozen snapshots, for the greedy and ILP policies: the planner scales
+on demand (shed queries included), takes capacity at the batch sizes traffic forms under the SLO, never
+scales down while the SLO is being missed, and never takes away an instance loaded moments ago."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+import pytest
+
+from infaas.policy.capacity import Observed, instance_capacity, slo_batch, throughput
+from infaas.policy.selection import InstanceView
+from services.planner.policies import greedy, ilp
+from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand, Plan, ScalingConfig
+from tests.factories import variant_profile
+from tests.unit.planner.autoscale_fixtures import CPU3
+
+PolicyFn = Callable[[ClusterSnapshot, Mapping[str, float], ScalingConfig], Plan]
+CONFIG = ScalingConfig(slack_threshold=1.05, lam=1.0, min_scale_down_s=5.0, keep_loaded_s=30.0)
+
+# A wide MLP as profiled: 5 ms per row at batch 1, batches pay off up to 64 rows (3,848 rows/s there),
+# but a 64-row batch takes 16.6 ms p50 / 20 ms p99 and a 4-row one 8 ms p99.
+WIDE = variant_profile(
+    id="w.f32",
+    model="w",
+    max_batch=64,
+    latencies=((1, 4.0, 5.0), (4, 6.0, 8.0), (16, 9.0, 12.0), (64, 16.63, 20.0)),
+    saturation_qps=3848.0,
+    cost_per_query=1e-7,
+    load_ms=200.0,
+    peak_memory_bytes=100 << 20,
+)
+
+
+def snap(
+    load: float,
+    running: list[str],
+    *,
+    slo_ms: float | None = 20.0,
+    shed: float = 0.0,
+    late: float = 0.0,
+    missed: float = 0.0,
+    observed: dict[str, Observed] | None = None,
+    loaded_at: dict[str, float] | None = None,
+    now: float = 1000.0,
+) -> ClusterSnapshot:
+    """Model `w` with instances of WIDE on the named workers of CPU3."""
+    return ClusterSnapshot(
+        now=now,
+        demands=(
+            ModelDemand("w", load, (WIDE,), slo_ms=slo_ms, shed_qps=shed, late_qps=late, missed_share=missed),
+        ),
+        workers=CPU3,
+        instances=tuple(InstanceView(w, WIDE.id, "active") for w in running),
+        observed={(w, WIDE.id): o for w, o in (observed or {}).items()},
+        loaded_at={(w, WIDE.id): t for w, t in (loaded_at or {}).items()},
+    )
+
+
+def test_capacity_is_taken_at_the_largest_batch_that_fits_the_slo_share() -> None:
+    # SLO 20 ms → 10 ms for one batch: batch 4 (p99 8 ms) fits, 16 (12 ms) does not → 4 rows / 6 ms.
+    assert slo_batch(WIDE, 20.0) == 4
+    assert instance_capacity(WIDE, 20.0).rows_per_s == pytest.approx(4000 / 6.0)
+    # no SLO: the max batch, i.e. the profiled saturation
+    assert instance_capacity(WIDE, None).rows_per_s == pytest.approx(3848.0)
+    # nothing fits even a lone query: the variant cannot serve at all
+    assert slo_batch(WIDE, 4.0) == 0 and instance_capacity(WIDE, 4.0).rows_per_s == 0.0
+
+
+def test_a_busy_instance_is_held_to_the_batches_it_forms_and_slowed_by_its_neighbours() -> None:
+    # Kept busy (90 %) yet forming batches of 1: its capacity is batch 1's, 250 rows/s; halved by a 2×
+    # slowdown measured against the profile. An idle instance's small batches say nothing.
+    busy = Observed(served_rps=240, mean_batch=1.0, busy=0.9, slowdown=2.0)
+    assert instance_capacity(WIDE, 20.0, busy).rows_per_s == pytest.approx(throughput(WIDE, 1) / 2)
+    idle = Observed(served_rps=5, mean_batch=1.0, busy=0.02)
+    assert instance_capacity(WIDE, 20.0, idle).rows_per_s == pytest.approx(4000 / 6.0)
+
+
+@pytest.mark.parametrize("policy", [greedy.plan, ilp.plan])
+def test_shed_demand_makes_the_planner_scale_up(policy: PolicyFn) -> None:
+    # 600 rows/s were dispatched, but 1,000 arrived: 400 were shed (503). At the SLO's batch one
+    # instance carries 667 rows/s: enough for what was dispatched, not for what arrived.
+    seen = snap(1000.0, ["w1"], shed=400.0, missed=0.4)
+    decisions = [d for d in policy(seen, {}, CONFIG).decisions if d.action != "request_worker"]
+    (d,) = decisions
+    assert d.action == "replicate" and d.loads and all(vid == WIDE.id for vid, _ in d.loads)
+    assert "offered 1,000 rows/s incl. 400 shed" in d.reason and "batch ~4" in d.reason
+
+
+def test_the_max_batch_profile_no_longer_hides_an_overload() -> None:
+    # 1,500 rows/s under a 20 ms SLO: the max-batch profile (3,848 rows/s) says one instance is plenty;
+    # at batch 4 it carries 667, so three are needed (1,575 / 667 → 3).
+    (d,) = greedy.plan(snap(1500.0, ["w1"]), {}, CONFIG).decisions
+    assert d.action == "replicate" and len(d.loads) == 2
+    assert "capacity under the 20 ms SLO: 667 rows/s (w.f32 ×1 at batch ~4)" in d.reason
+
+
+def test_misses_on_busy_instances_scale_up_though_the_estimate_says_it_fits() -> None:
+    # 400 rows/s fits 667 on paper, but 30 % of queries were late while the instance was busy: the
+    # goodput (280 rows/s) stands in for the capacity.
+    busy = {"w1": Observed(served_rps=400, mean_batch=4, busy=0.95)}
+    (d,) = greedy.plan(snap(400.0, ["w1"], late=120.0, missed=0.3, observed=busy), {}, CONFIG).decisions
+    assert d.action == "replicate"
+    assert "only 280 rows/s met the SLO (30% missed)" in d.reason
+    # …but not while its newest instance has only just appeared (the misses predate it)
+    young = snap(400.0, ["w1"], late=120.0, missed=0.3, observed=busy, loaded_at={"w1": 999.0})
+    assert greedy.plan(young, {}, CONFIG).decisions == ()
+    # …nor when the instances idle (late for another reason: more capacity would not help)
+    idle = {"w1": Observed(served_rps=400, mean_batch=1, busy=0.3)}
+    assert greedy.plan(snap(400.0, ["w1"], late=120.0, missed=0.3, observed=idle), {}, CONFIG).decisions == ()
+
+
+def test_no_removal_while_queries_miss_their_slo_and_the_event_says_so() -> None:
+    # Two instances for 100 rows/s: one would go, but 12 % of the window's queries were late.
+    missing = snap(100.0, ["w1", "w2"], late=12.0, missed=0.12)
+    (held,) = greedy.plan(missing, {"w:remove:w.f32": 0.0}, CONFIG).decisions
+    assert held.action == "hold" and not held.unloads and not held.loads
+    assert held.reason.startswith("held: not removing w.f32 while 12% of queries missed their SLO")
+    # the ILP removes nothing either
+    assert all(not d.unloads for d in ilp.plan(missing, {"w:ilp:w.f32 -1": 0.0}, CONFIG).decisions)
+    # once the window is clean, the removal is proposed and, after T_v, carried out
+    clean = snap(100.0, ["w1", "w2"])
+    (removed,) = greedy.plan(clean, {"w:remove:w.f32": 0.0}, CONFIG).decisions
+    assert removed.action == "remove"
+
+
+def test_no_downgrade_while_queries_miss_their_slo() -> None:
+    cheap = replace(WIDE, id="w.int8", cost_per_query=1e-8, saturation_qps=3848.0)
+    missing = snap(100.0, ["w1"], late=12.0, missed=0.12)
+    missing = replace(missing, demands=(replace(missing.demands[0], variants=(WIDE, cheap)),))
+    (held,) = greedy.plan(missing, {"w:downgrade:w.int8": 0.0}, CONFIG).decisions
+    assert held.action == "hold" and held.reason.startswith("held: not downgrading w.f32 while 12%")
+
+
+@pytest.mark.parametrize("policy", [greedy.plan, ilp.plan])
+def test_a_recently_loaded_instance_is_not_removed(policy: PolicyFn) -> None:
+    # w2's instance appeared 10 s ago (a scale-up, or a query with nothing else to run on): the idle
+    # load would let it go, but not before it is 30 s old; w1's older one may go instead.
+    recent = snap(10.0, ["w1", "w2"], loaded_at={"w1": 0.0, "w2": 990.0})
+    pending = {"w:remove:w.f32": 0.0, "w:ilp:w.f32 -1": 0.0}
+    (d,) = [d for d in policy(recent, pending, CONFIG).decisions if d.unloads]
+    assert d.unloads == ((WIDE.id, "w1"),)
+    both = snap(10.0, ["w1", "w2"], loaded_at={"w1": 985.0, "w2": 990.0})
+    decisions = policy(both, pending, CONFIG).decisions
+    assert all(not d.unloads for d in decisions)
+    if policy is greedy.plan:
+        (held,) = decisions
+        assert held.reason == "held: not removing w.f32: loaded less than 30 s ago"
+
+
+def test_a_full_batch_slower_than_the_slo_no_longer_rules_a_variant_out() -> None:
+    # Under a 15 ms SLO a full batch of 64 (20 ms p99) would miss it, but batches of 4 fit: the variant
+    # serves at that batch and the planner loads it for the model's first load.
+    first = replace(snap(300.0, [], slo_ms=15.0), instances=())
+    (d,) = greedy.plan(first, {}, CONFIG).decisions
+    assert d.action == "load" and d.loads[0][0] == WIDE.id
