@@ -185,12 +185,13 @@ def build(
     request_id: str,
 ) -> Query:
     """The one builder of a query, for every transport. A named-model query (`model` given) takes its
-    model's signature as asked; a model-less one (`model` None) the first of the app's live models'
-    signatures the inputs fit, with the app's defaults for the requirements it leaves open. Either way
-    the app's settings travel with it, so the scheduler looks nothing up."""
+    model's signature; a model-less one (`model` None) the first of the app's live models' signatures
+    the inputs fit. Either way the app's defaults fill in the requirements the query leaves open (see
+    `_with_defaults`) and the app's settings travel with it, so the scheduler looks nothing up."""
     if model is not None:
         signature, key = signature_of(model.signature)
-        return _query("model", model.name, key, asked, inputs(signature), request_id, app, variant)
+        req = _with_defaults(asked, app, pinned=variant is not None)
+        return _query("model", model.name, key, req, inputs(signature), request_id, app, variant)
     first_error: InvalidInput | None = None
     seen: set[str] = set()
     for m in app.models:
@@ -205,23 +206,24 @@ def build(
         except InvalidInput as exc:
             first_error = first_error or exc
             continue
-        return _query("app", app.name, key, _with_defaults(asked, app), tensors, request_id, app, None)
+        req = _with_defaults(asked, app, pinned=False)
+        return _query("app", app.name, key, req, tensors, request_id, app, None)
     if first_error is None:
         raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
     raise first_error
 
 
-def _with_defaults(asked: Requirements, app: AppInternal) -> Requirements:
-    latency, accuracy = asked.latency_ms, asked.min_accuracy
-    if (latency is None and app.default_latency_ms is not None) or (
-        accuracy is None and app.default_min_accuracy is not None
-    ):
-        return Requirements(
-            app.default_latency_ms if latency is None else latency,
-            app.default_min_accuracy if accuracy is None else accuracy,
-            asked.max_cost,
-        )
-    return asked
+def _with_defaults(asked: Requirements, app: AppInternal, *, pinned: bool) -> Requirements:
+    """The app's default latency and accuracy for what the query leaves open. A query that still
+    states no accuracy is answered only by variants as accurate as their model as registered
+    (`at_reference`) unless the app is `lossy`, or the query pins a variant (it named the form it
+    wants, int8 included)."""
+    latency = app.default_latency_ms if asked.latency_ms is None else asked.latency_ms
+    accuracy = app.default_min_accuracy if asked.min_accuracy is None else asked.min_accuracy
+    at_reference = accuracy is None and not app.lossy and not pinned
+    if latency == asked.latency_ms and accuracy == asked.min_accuracy and at_reference == asked.at_reference:
+        return asked  # nothing filled in: no new object on the hot path
+    return Requirements(latency, accuracy, asked.max_cost, at_reference)
 
 
 def _query(

@@ -36,7 +36,8 @@ class Query(NamedTuple):
     signature: str
     """The key of the signature the inputs matched (an app's models may have several)."""
     requirements: Requirements
-    """With the app's defaults filled in for a model-less query."""
+    """With the app's defaults filled in, and `at_reference` set when it states no accuracy and the
+    app is not lossy."""
     tensors: dict[str, np.ndarray]
     request_id: str
     app: str
@@ -63,6 +64,7 @@ class Query(NamedTuple):
             "latency_ms": req.latency_ms,
             "min_accuracy": req.min_accuracy,
             "max_cost": req.max_cost,
+            "at_reference": req.at_reference,
             "request_id": self.request_id,
             "app": self.app,
             "policy": self.policy,
@@ -82,7 +84,12 @@ class Query(NamedTuple):
                 _one_of(header["kind"], ("app", "model")),
                 _text(header["target"]),
                 _text(header["signature"]),
-                Requirements(header["latency_ms"], header["min_accuracy"], header["max_cost"]),
+                Requirements(
+                    header["latency_ms"],
+                    header["min_accuracy"],
+                    header["max_cost"],
+                    bool(header["at_reference"]),
+                ),
                 tensors,
                 _text(header["request_id"]),
                 _text(header["app"]),

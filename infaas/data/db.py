@@ -63,6 +63,8 @@ class AppRow(Base):
     default_output: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     cache: Mapped[bool] = mapped_column(Boolean, server_default=true())
     prefer: Mapped[str] = mapped_column(String(16), server_default="cost")
+    # Variants less accurate than the registered model may answer queries that state no accuracy.
+    lossy: Mapped[bool] = mapped_column(Boolean, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -94,6 +96,9 @@ class ModelRow(Base):
     size_bytes: Mapped[int] = mapped_column(BigInteger)
     signature: Mapped[dict[str, Any]] = mapped_column(JSON)
     validation_rows: Mapped[int] = mapped_column(Integer)
+    # The lowest validation accuracy of its ready fp32 CPU variants (the model as registered); the
+    # registry sets it on every profile report.
+    reference_accuracy: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
     # Profiling attempts: every enqueue starts a new attempt (the task carries its number, so a stale

@@ -34,6 +34,9 @@ class Requirements:
     min_accuracy: float | None = None
     max_cost: float | None = None
     """$ for this query: a variant's profiled $ per row (at saturation) × the query's rows."""
+    at_reference: bool = False
+    """Only variants at least as accurate as their own model's `reference_accuracy` (the model as
+    registered): set by the gateway when the query states no accuracy and its app is not `lossy`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +99,15 @@ class Decision:
     reason: str
 
 
-def meets(variant: VariantProfile, req: Requirements, rows: int) -> bool:
+def accurate_enough(variant: VariantProfile, req: Requirements) -> bool:
+    """The query's accuracy bound: its `min_accuracy`, and its model's reference under `at_reference`."""
     if req.min_accuracy is not None and variant.accuracy < req.min_accuracy:
+        return False
+    return not (req.at_reference and variant.accuracy < _reference(variant))
+
+
+def meets(variant: VariantProfile, req: Requirements, rows: int) -> bool:
+    if not accurate_enough(variant, req):
         return False
     return req.latency_ms is None or variant.latency_ms(rows) <= req.latency_ms
 
@@ -125,6 +135,7 @@ class CandidateIndex:
         self.ids = np.array([v.id for v in self.variants], dtype=str)
         self._placement: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._by_rows: dict[int, np.ndarray] = {}
+        self._at_reference: tuple[CandidateIndex, int] | None = None
 
     def __len__(self) -> int:
         return len(self.variants)
@@ -142,6 +153,14 @@ class CandidateIndex:
             )
             self._by_rows[rows] = column
         return column
+
+    def at_reference(self) -> tuple[CandidateIndex, int]:
+        """(the variants at least as accurate as their model's reference accuracy, how many were left
+        out), built once per index."""
+        if self._at_reference is None:
+            kept = [v for v in self.variants if v.accuracy >= _reference(v)]
+            self._at_reference = (CandidateIndex(kept), len(self.variants) - len(kept))
+        return self._at_reference
 
     def placement(self, snapshot: Snapshot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(has an active instance, has any instance, has a usable instance) per variant, cached for
@@ -175,6 +194,8 @@ def get_variant(
     `saturated` are variants whose queue is full right now: treated like overloaded instances.
     """
     index = candidates if isinstance(candidates, CandidateIndex) else CandidateIndex(candidates)
+    if req.at_reference and len(index):
+        return _at_reference(req, rows, index, snapshot, prefer, saturated)
     if not len(index):
         raise _unmet(req, rows, [])
     latency = index.latency_at(rows)
@@ -245,6 +266,41 @@ def get_variant(
     raise Unavailable(
         f"no live worker of hardware kind {', '.join(kinds)} can host a satisfying variant", hardware=kinds
     )
+
+
+def _reference(variant: VariantProfile) -> float:
+    """The accuracy floor of a variant's model; none while its reference is unknown."""
+    return variant.reference_accuracy if variant.reference_accuracy is not None else -math.inf
+
+
+def _at_reference(
+    req: Requirements,
+    rows: int,
+    index: CandidateIndex,
+    snapshot: Snapshot,
+    prefer: Prefer,
+    saturated: frozenset[str],
+) -> Decision:
+    """`get_variant` over the variants as accurate as their model (lossy ones left out), and a reason
+    that says how many were left out and why."""
+    kept, left_out = index.at_reference()
+    why = (
+        f"{left_out} variant(s) less accurate than the registered model left out: the query states no "
+        "accuracy and the app does not allow lossy variants (lossy: false)"
+    )
+    loose = Requirements(req.latency_ms, req.min_accuracy, req.max_cost)
+    if not len(kept):
+        closest = _unmet(loose, rows, list(index.variants))
+        raise RequirementsUnmet(f"{closest.message}: {why}", **closest.details)
+    try:
+        decision = get_variant(loose, rows, kept, snapshot, prefer=prefer, saturated=saturated)
+    except RequirementsUnmet as exc:
+        if left_out:
+            exc.message = f"{exc.message}; {why}"
+        raise
+    if not left_out:
+        return decision
+    return Decision(decision.variant, decision.action, decision.worker, f"{decision.reason}; {why}")
 
 
 def least_utilized_worker(variant: VariantProfile, workers: Iterable[WorkerView]) -> WorkerView | None:

@@ -54,6 +54,12 @@ class AppCreate(Strict):
     prefer: Prefer = Field(
         "cost", description="Among variants that meet a query: the cheapest per query, or the fastest."
     )
+    lossy: bool = Field(
+        False,
+        description="Allow variants less accurate than the registered model (int8 quantization) when a query "
+        "states no accuracy (none in the query, no `default_min_accuracy`). Off: such a query is answered "
+        "only by variants at least as accurate as the model as registered (`reference_accuracy`).",
+    )
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 
@@ -75,10 +81,11 @@ class AppUpdate(Strict):
     default_output: dict[str, list[Any]] | None = None
     cache: bool | SkipJsonSchema[None] = None
     prefer: Prefer | SkipJsonSchema[None] = None
+    lossy: bool | SkipJsonSchema[None] = None
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 
-    @field_validator("slo_policy", "cache", "prefer")
+    @field_validator("slo_policy", "cache", "prefer", "lossy")
     @classmethod
     def _not_null(cls, value: object) -> object:
         # Runs only on values sent (defaults are not validated): an explicit null.
@@ -103,6 +110,7 @@ class App(BaseModel):
     default_output: dict[str, list[Any]] | None = None
     cache: bool = True
     prefer: Prefer = "cost"
+    lossy: bool = False
     created_at: datetime
     models: list[str] = Field(default_factory=list)
     keys: list[ApiKeyInfo] = Field(default_factory=list, description="The app's API keys (prefixes only).")
@@ -149,6 +157,12 @@ class Model(BaseModel):
     validation_rows: int
     signature: SignatureOut
     progress: VariantProgress
+    reference_accuracy: float | None = Field(
+        None,
+        description="Accuracy of the model as registered, measured on its validation set (its fp32 forms "
+        "on CPU); a query that states no accuracy is answered only by variants at least this accurate "
+        "unless its app is `lossy`. Null until measured.",
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -271,6 +285,8 @@ class ModelInternal(BaseModel):
     torchscript_digest: str | None = None
     validation_digest: str
     signature: dict[str, Any]
+    reference_accuracy: float | None = None
+    """The model's accuracy as registered (see `Model.reference_accuracy`)."""
 
 
 class AppInternal(BaseModel):
@@ -283,6 +299,7 @@ class AppInternal(BaseModel):
     default_output: dict[str, list[Any]] | None = None
     cache: bool = True
     prefer: Prefer = "cost"
+    lossy: bool = False
     models: list[ModelInternal]
 
 

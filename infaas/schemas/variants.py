@@ -47,6 +47,9 @@ class VariantProfile:
     dominated: bool = False
     input_names: tuple[str, ...] = ("x",)
     output_names: tuple[str, ...] = ("y",)
+    reference_accuracy: float | None = None
+    """The accuracy of its model as registered (`ModelInternal.reference_accuracy`); None: not yet
+    measured."""
 
     def latency_ms(self, rows: int, *, tail: bool = True) -> float:
         """Expected latency of a query of `rows` rows: the measured point at the next batch size up,

@@ -44,7 +44,24 @@ PreferOption = Annotated[
 CacheOption = Annotated[
     bool | None, typer.Option("--cache/--no-cache", help="serve repeated inputs from the cache")
 ]
-COLUMNS = ("name", "default_latency_ms", "default_min_accuracy", "slo_policy", "prefer", "cache", "models")
+LossyOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--lossy/--no-lossy",
+        help="allow variants less accurate than the registered model (int8 quantization) when a query "
+        "states no accuracy",
+    ),
+]
+COLUMNS = (
+    "name",
+    "default_latency_ms",
+    "default_min_accuracy",
+    "slo_policy",
+    "prefer",
+    "cache",
+    "lossy",
+    "models",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +75,7 @@ def _settings(
     default_output: str | None,
     prefer: str | None,
     cache: bool | None,
+    lossy: bool | None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "default_latency_ms": latency_ms,
@@ -65,6 +83,7 @@ def _settings(
         "slo_policy": slo_policy,
         "prefer": prefer,
         "cache": cache,
+        "lossy": lossy,
     }
     if default_output is not None:
         try:
@@ -83,12 +102,16 @@ def create(
     default_output: DefaultOutputOption = None,
     prefer: PreferOption = None,
     cache: CacheOption = None,
+    lossy: LossyOption = None,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Create an app (admin key). Prints the app's API key: it is shown only this once."""
-    body = {"name": name, **_settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache)}
+    body = {
+        "name": name,
+        **_settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy),
+    }
     try:
         with gateway_client(url, key) as client:
             created = request_json(client, "POST", "/v1/apps", json=body)
@@ -143,12 +166,13 @@ def update(
     default_output: DefaultOutputOption = None,
     prefer: PreferOption = None,
     cache: CacheOption = None,
+    lossy: LossyOption = None,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Change an app's defaults; options left out stay as they are."""
-    body = _settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache)
+    body = _settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy)
     if not body:
         raise typer.BadParameter("nothing to change: give at least one option (see --help)")
     try:

@@ -216,6 +216,7 @@ def app_internal(app: str, session: SessionDep) -> AppInternal:
         default_output=row.default_output,
         cache=row.cache,
         prefer=row.prefer,
+        lossy=row.lossy,
         models=[views.model_internal(m, app) for m in repo.models(session, app_id=row.id)],
     )
 

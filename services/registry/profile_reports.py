@@ -70,6 +70,7 @@ def report_variants(
         row.profiled_at = utcnow() if rep.status == "ready" else None
     rows = list(existing.values())
     ready = [v for v in rows if v.status == "ready"]
+    model.reference_accuracy = reference_accuracy(ready)
     marked = dominated([_point(v) for v in ready])
     for v in rows:
         v.dominated = v.id in marked
@@ -90,6 +91,21 @@ def report_variants(
     if stale:  # re-profiling: what is being measured again must not be selected meanwhile
         store.unpublish_variants(r, model=model.name, app=app.name, vids=stale)
     store.publish_variants(r, [to_profile(v, model, app) for v in ready])
+
+
+def reference_accuracy(ready: list[VariantRow]) -> float | None:
+    """The accuracy of the model as registered: the lowest of its fp32 CPU forms (the uploaded graph
+    at each ONNX Runtime optimization level, or the TorchScript module itself: the same function, so
+    every one of them counts as the model and none is left out for a borderline row that float
+    reordering flipped). The profiler measures them first; until one is ready (or when none could be),
+    the most accurate ready variant stands in, so no lossy form slips under an unknown floor."""
+    fp32 = [
+        v.accuracy for v in ready if v.precision == "fp32" and v.hardware == "cpu" and v.accuracy is not None
+    ]
+    if fp32:
+        return min(fp32)
+    measured = [v.accuracy for v in ready if v.accuracy is not None]
+    return max(measured) if measured else None
 
 
 def _point(v: VariantRow) -> Point:
@@ -130,4 +146,5 @@ def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
         # The model's own tensor names: offline chunks and PyTorch engines feed inputs by name.
         input_names=tuple(s.name for s in signature.inputs),
         output_names=tuple(s.name for s in signature.outputs),
+        reference_accuracy=model.reference_accuracy,
     )

@@ -98,6 +98,7 @@ def create_app(session: Session, principal: Principal, body: AppCreate) -> tuple
         default_output=body.default_output,
         cache=body.cache,
         prefer=body.prefer,
+        lossy=body.lossy,
     )
     key = new_key("inf")
     session.add(app)

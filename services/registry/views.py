@@ -32,6 +32,7 @@ def app_view(row: AppRow, models: list[str], keys: list[ApiKeyRow] | None = None
         default_output=row.default_output,
         cache=row.cache,
         prefer=row.prefer,
+        lossy=row.lossy,
         created_at=row.created_at,
         models=models,
     )
@@ -63,6 +64,7 @@ def model_views(session: Session, rows: list[ModelRow]) -> list[Model]:
                 validation_rows=row.validation_rows,
                 signature=SignatureOut.model_validate(row.signature),
                 progress=progress,
+                reference_accuracy=row.reference_accuracy,
                 created_at=row.created_at,
                 updated_at=row.updated_at,
             )
@@ -116,4 +118,5 @@ def model_internal(row: ModelRow, app: str) -> ModelInternal:
         torchscript_digest=row.torchscript_digest,
         validation_digest=row.validation_digest,
         signature=row.signature,
+        reference_accuracy=row.reference_accuracy,
     )

@@ -28,7 +28,15 @@ from infaas.core.errors import (
 )
 from infaas.data import store
 from infaas.metrics.buffer import BUFFER
-from infaas.policy.selection import CandidateIndex, Decision, Requirements, Snapshot, WorkerView, get_variant
+from infaas.policy.selection import (
+    CandidateIndex,
+    Decision,
+    Requirements,
+    Snapshot,
+    WorkerView,
+    accurate_enough,
+    get_variant,
+)
 from services.scheduler import metrics
 from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
@@ -360,13 +368,14 @@ class Dispatcher:
     def _usable(
         self, hit: CachedAnswer | None, req: Requirements, rows: int, pinned: str | None
     ) -> tuple[Decision, dict[str, np.ndarray]] | None:
-        """A cached answer counts only if the variant that computed it meets this query's accuracy and
-        cost (another variant of the model may have been chosen since), and is the very variant a pinned
-        query names (its caller asked for that variant's own answer); the answer then names it."""
+        """A cached answer counts only if the variant that computed it meets this query's accuracy (its
+        model's reference floor included) and cost (another variant of the model may have been chosen
+        since), and is the very variant a pinned query names (its caller asked for that variant's own
+        answer); the answer then names it."""
         if hit is None or (pinned is not None and hit.variant != pinned):
             return None
         computed_by = self.snapshot.snapshot.variants.get(hit.variant)
-        if computed_by is None or (req.min_accuracy is not None and computed_by.accuracy < req.min_accuracy):
+        if computed_by is None or not accurate_enough(computed_by, req):
             return None
         if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
             return None

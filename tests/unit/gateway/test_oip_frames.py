@@ -56,7 +56,8 @@ def test_model_query_carries_requirements_pin_and_the_apps_policy() -> None:
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     q = query(app([m]), m, {"x": x}, Requirements(latency_ms=20.0), variant="m.v1")
     assert q.kind == "model" and q.target == "m" and q.variant == "m.v1"
-    assert q.requirements == Requirements(latency_ms=20.0)  # a named model has no defaults
+    # The app's defaults fill in what the query leaves open, on /v2 as on /v1 (its latency stays its own).
+    assert q.requirements == Requirements(latency_ms=20.0, min_accuracy=0.9)
     assert q.policy == "best_effort" and q.app == "shop" and q.request_id == "r1"
     np.testing.assert_array_equal(q.tensors["x"], x)
 

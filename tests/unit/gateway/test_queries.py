@@ -220,7 +220,7 @@ def test_model_query_fields_and_arrays_and_its_frame() -> None:
         kind="model",
         target="clf",
         signature="x:float32:4",
-        requirements=Requirements(latency_ms=15),
+        requirements=Requirements(latency_ms=15, at_reference=True),
         tensors={},
         request_id="r1",
         app="shop",
@@ -261,9 +261,46 @@ def test_app_query_values_override_defaults_even_zero() -> None:
     assert query.requirements.min_accuracy == 0  # an explicit 0 is not "no value"
 
 
-def test_app_query_without_defaults_sends_none() -> None:
+def test_app_query_without_defaults_sends_none_and_keeps_to_the_reference() -> None:
     shop = app([model("small", X4)], latency=None, accuracy=None)
-    assert app_query(shop, {"inputs": [[1, 2, 3, 4]]}).requirements == Requirements()
+    assert app_query(shop, {"inputs": [[1, 2, 3, 4]]}).requirements == Requirements(at_reference=True)
+
+
+# --- the app's defaults on named-model queries, and the reference floor ----------------------------------
+
+
+def test_model_query_applies_the_apps_default_latency_and_accuracy() -> None:
+    # An app that asks for accuracy 1.0: a named-model query stating none must carry it too.
+    owner = app([], latency=40.0, accuracy=1.0)
+    query = model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]]})
+    assert query.requirements == Requirements(latency_ms=40.0, min_accuracy=1.0)
+    stated = model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "min_accuracy": 0.5})
+    assert stated.requirements == Requirements(latency_ms=40.0, min_accuracy=0.5)
+    # Both transports read the same Query: the frame carries what the gateway filled in.
+    assert Query.decode(query.encode()).requirements == query.requirements
+
+
+def test_no_accuracy_anywhere_keeps_to_the_reference_unless_lossy() -> None:
+    strict = app([model("small", X4)], latency=None, accuracy=None)
+    lossy = strict.model_copy(update={"lossy": True})
+    for kind_query in (
+        lambda owner: model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]]}),
+        lambda owner: app_query(owner, {"inputs": [[1, 2, 3, 4]]}),
+    ):
+        assert kind_query(strict).requirements.at_reference is True
+        assert kind_query(lossy).requirements == Requirements()
+
+
+def test_a_stated_accuracy_replaces_the_reference_floor() -> None:
+    owner = app([model("small", X4)], latency=None, accuracy=0.8)
+    assert app_query(owner, {"inputs": [[1, 2, 3, 4]]}).requirements == Requirements(min_accuracy=0.8)
+
+
+def test_a_pinned_variant_is_not_held_to_the_reference() -> None:
+    owner = app([], latency=None, accuracy=None)
+    query = model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "variant": "clf.int8"})
+    assert query.requirements == Requirements()
+    assert Query.decode(query.encode()).requirements == Requirements()
 
 
 def test_app_query_ignores_failed_models() -> None:

@@ -38,6 +38,7 @@ class App:
             cache (bool | Unset):  Default: True.
             default_output (AppDefaultOutputType0 | None | Unset):
             keys (list[ApiKeyInfo] | Unset): The app's API keys (prefixes only).
+            lossy (bool | Unset):  Default: False.
             models (list[str] | Unset):
             prefer (AppPrefer | Unset):  Default: AppPrefer.COST.
      """
@@ -50,6 +51,7 @@ class App:
     cache: bool | Unset = True
     default_output: AppDefaultOutputType0 | None | Unset = UNSET
     keys: list[ApiKeyInfo] | Unset = UNSET
+    lossy: bool | Unset = False
     models: list[str] | Unset = UNSET
     prefer: AppPrefer | Unset = AppPrefer.COST
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -92,6 +94,8 @@ class App:
 
 
 
+        lossy = self.lossy
+
         models: list[str] | Unset = UNSET
         if not isinstance(self.models, Unset):
             models = self.models
@@ -119,6 +123,8 @@ class App:
             field_dict["default_output"] = default_output
         if keys is not UNSET:
             field_dict["keys"] = keys
+        if lossy is not UNSET:
+            field_dict["lossy"] = lossy
         if models is not UNSET:
             field_dict["models"] = models
         if prefer is not UNSET:
@@ -195,6 +201,8 @@ class App:
                 keys.append(keys_item)
 
 
+        lossy = d.pop("lossy", UNSET)
+
         models = cast(list[str], d.pop("models", UNSET))
 
 
@@ -217,6 +225,7 @@ class App:
             cache=cache,
             default_output=default_output,
             keys=keys,
+            lossy=lossy,
             models=models,
             prefer=prefer,
         )

@@ -34,6 +34,9 @@ class AppCreate:
             default_min_accuracy (float | None | Unset): Minimum accuracy when a query has none.
             default_output (AppCreateDefaultOutputType0 | None | Unset): Outputs answered under the `default` policy:
                 {output name: one row}.
+            lossy (bool | Unset): Allow variants less accurate than the registered model (int8 quantization) when a query
+                states no accuracy (none in the query, no `default_min_accuracy`). Off: such a query is answered only by
+                variants at least as accurate as the model as registered (`reference_accuracy`). Default: False.
             prefer (AppCreatePrefer | Unset): Among variants that meet a query: the cheapest per query, or the fastest.
                 Default: AppCreatePrefer.COST.
             slo_policy (AppCreateSloPolicy | Unset): What to answer when a query misses its SLO: `error` (504 saying what
@@ -46,6 +49,7 @@ class AppCreate:
     default_latency_ms: float | None | Unset = UNSET
     default_min_accuracy: float | None | Unset = UNSET
     default_output: AppCreateDefaultOutputType0 | None | Unset = UNSET
+    lossy: bool | Unset = False
     prefer: AppCreatePrefer | Unset = AppCreatePrefer.COST
     slo_policy: AppCreateSloPolicy | Unset = AppCreateSloPolicy.BEST_EFFORT
 
@@ -79,6 +83,8 @@ class AppCreate:
         else:
             default_output = self.default_output
 
+        lossy = self.lossy
+
         prefer: str | Unset = UNSET
         if not isinstance(self.prefer, Unset):
             prefer = self.prefer.value
@@ -103,6 +109,8 @@ class AppCreate:
             field_dict["default_min_accuracy"] = default_min_accuracy
         if default_output is not UNSET:
             field_dict["default_output"] = default_output
+        if lossy is not UNSET:
+            field_dict["lossy"] = lossy
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
         if slo_policy is not UNSET:
@@ -160,6 +168,8 @@ class AppCreate:
         default_output = _parse_default_output(d.pop("default_output", UNSET))
 
 
+        lossy = d.pop("lossy", UNSET)
+
         _prefer = d.pop("prefer", UNSET)
         prefer: AppCreatePrefer | Unset
         if isinstance(_prefer,  Unset):
@@ -186,6 +196,7 @@ class AppCreate:
             default_latency_ms=default_latency_ms,
             default_min_accuracy=default_min_accuracy,
             default_output=default_output,
+            lossy=lossy,
             prefer=prefer,
             slo_policy=slo_policy,
         )

@@ -39,6 +39,7 @@ class AppCreated:
             cache (bool | Unset):  Default: True.
             default_output (AppCreatedDefaultOutputType0 | None | Unset):
             keys (list[ApiKeyInfo] | Unset): The app's API keys (prefixes only).
+            lossy (bool | Unset):  Default: False.
             models (list[str] | Unset):
             prefer (AppCreatedPrefer | Unset):  Default: AppCreatedPrefer.COST.
      """
@@ -52,6 +53,7 @@ class AppCreated:
     cache: bool | Unset = True
     default_output: AppCreatedDefaultOutputType0 | None | Unset = UNSET
     keys: list[ApiKeyInfo] | Unset = UNSET
+    lossy: bool | Unset = False
     models: list[str] | Unset = UNSET
     prefer: AppCreatedPrefer | Unset = AppCreatedPrefer.COST
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -96,6 +98,8 @@ class AppCreated:
 
 
 
+        lossy = self.lossy
+
         models: list[str] | Unset = UNSET
         if not isinstance(self.models, Unset):
             models = self.models
@@ -124,6 +128,8 @@ class AppCreated:
             field_dict["default_output"] = default_output
         if keys is not UNSET:
             field_dict["keys"] = keys
+        if lossy is not UNSET:
+            field_dict["lossy"] = lossy
         if models is not UNSET:
             field_dict["models"] = models
         if prefer is not UNSET:
@@ -202,6 +208,8 @@ class AppCreated:
                 keys.append(keys_item)
 
 
+        lossy = d.pop("lossy", UNSET)
+
         models = cast(list[str], d.pop("models", UNSET))
 
 
@@ -225,6 +233,7 @@ class AppCreated:
             cache=cache,
             default_output=default_output,
             keys=keys,
+            lossy=lossy,
             models=models,
             prefer=prefer,
         )

@@ -34,6 +34,7 @@ class AppUpdate:
             default_latency_ms (float | None | Unset):
             default_min_accuracy (float | None | Unset):
             default_output (AppUpdateDefaultOutputType0 | None | Unset):
+            lossy (bool | Unset):
             prefer (AppUpdatePrefer | Unset):
             slo_policy (AppUpdateSloPolicy | Unset):
      """
@@ -42,6 +43,7 @@ class AppUpdate:
     default_latency_ms: float | None | Unset = UNSET
     default_min_accuracy: float | None | Unset = UNSET
     default_output: AppUpdateDefaultOutputType0 | None | Unset = UNSET
+    lossy: bool | Unset = UNSET
     prefer: AppUpdatePrefer | Unset = UNSET
     slo_policy: AppUpdateSloPolicy | Unset = UNSET
 
@@ -73,6 +75,8 @@ class AppUpdate:
         else:
             default_output = self.default_output
 
+        lossy = self.lossy
+
         prefer: str | Unset = UNSET
         if not isinstance(self.prefer, Unset):
             prefer = self.prefer.value
@@ -96,6 +100,8 @@ class AppUpdate:
             field_dict["default_min_accuracy"] = default_min_accuracy
         if default_output is not UNSET:
             field_dict["default_output"] = default_output
+        if lossy is not UNSET:
+            field_dict["lossy"] = lossy
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
         if slo_policy is not UNSET:
@@ -151,6 +157,8 @@ class AppUpdate:
         default_output = _parse_default_output(d.pop("default_output", UNSET))
 
 
+        lossy = d.pop("lossy", UNSET)
+
         _prefer = d.pop("prefer", UNSET)
         prefer: AppUpdatePrefer | Unset
         if isinstance(_prefer,  Unset):
@@ -176,6 +184,7 @@ class AppUpdate:
             default_latency_ms=default_latency_ms,
             default_min_accuracy=default_min_accuracy,
             default_output=default_output,
+            lossy=lossy,
             prefer=prefer,
             slo_policy=slo_policy,
         )

@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.model_accepted_status import ModelAcceptedStatus
+from ..types import UNSET, Unset
 from typing import cast
 import datetime
 
@@ -42,6 +43,9 @@ class ModelAccepted:
             task (str):
             updated_at (datetime.datetime):
             validation_rows (int):
+            reference_accuracy (float | None | Unset): Accuracy of the model as registered, measured on its validation set
+                (its fp32 forms on CPU); a query that states no accuracy is answered only by variants at least this accurate
+                unless its app is `lossy`. Null until measured.
      """
 
     app: str
@@ -58,6 +62,7 @@ class ModelAccepted:
     task: str
     updated_at: datetime.datetime
     validation_rows: int
+    reference_accuracy: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -96,6 +101,12 @@ class ModelAccepted:
 
         validation_rows = self.validation_rows
 
+        reference_accuracy: float | None | Unset
+        if isinstance(self.reference_accuracy, Unset):
+            reference_accuracy = UNSET
+        else:
+            reference_accuracy = self.reference_accuracy
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -115,6 +126,8 @@ class ModelAccepted:
             "updated_at": updated_at,
             "validation_rows": validation_rows,
         })
+        if reference_accuracy is not UNSET:
+            field_dict["reference_accuracy"] = reference_accuracy
 
         return field_dict
 
@@ -174,6 +187,16 @@ class ModelAccepted:
 
         validation_rows = d.pop("validation_rows")
 
+        def _parse_reference_accuracy(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        reference_accuracy = _parse_reference_accuracy(d.pop("reference_accuracy", UNSET))
+
+
         model_accepted = cls(
             app=app,
             artifact_digest=artifact_digest,
@@ -189,6 +212,7 @@ class ModelAccepted:
             task=task,
             updated_at=updated_at,
             validation_rows=validation_rows,
+            reference_accuracy=reference_accuracy,
         )
 
 
