@@ -24,7 +24,7 @@ from gateway.ui import data
 from gateway.ui.charts import model_charts
 from gateway.ui.sessions import Session, SessionStore
 from infaas.core.errors import Forbidden, InfaasError, Unauthorized, Unavailable
-from infaas.http.app import json_response
+from infaas.http.app import json_response, retry_after
 from infaas.schemas.api import Principal
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
@@ -159,6 +159,11 @@ async def login(request: Request, key: Annotated[str, Form(max_length=256)] = ""
         )
     except Unauthorized as exc:
         return _login_page(request, 401, exc.message)
+    except InfaasError as exc:  # too many failed keys from this address (429), the registry down (503)
+        page = _login_page(request, exc.status, exc.message)
+        if (retry := retry_after(exc)) is not None:
+            page.headers["Retry-After"] = retry
+        return page
     if principal.role != "admin":
         return _login_page(request, 403, "this is an app key; sign in with the admin key")
     try:

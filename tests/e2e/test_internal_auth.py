@@ -172,6 +172,10 @@ def test_an_address_sending_unknown_keys_is_refused_for_a_while(running: Running
                 assert response.status_code == 429, (path, response.text)
                 assert response.json()["error"]["code"] == "too_many_requests"
                 assert int(response.headers["retry-after"]) >= 1
+        # The UI's sign-in page says the same, as a page (not a JSON error), with the same Retry-After.
+        page = client.post("/ui/login", headers=guesser, data={"key": running.settings.admin_key})
+        assert page.status_code == 429 and page.headers["content-type"].startswith("text/html")
+        assert int(page.headers["retry-after"]) >= 1 and "<form" in page.text
         ok = {**bystander, "authorization": f"Bearer {running.settings.admin_key}"}
         assert client.get("/v1/apps", headers=ok).status_code == 200
 
