@@ -18,7 +18,6 @@ An error the source *answered* (an unknown key is a value here, not an error) re
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -66,10 +65,10 @@ class TTLCache(Generic[V]):
         if hit is not None:
             if hit[0] > now:
                 if hit[1] <= now and key not in self._loading:
+                    # A failed background reload keeps the old value until it expires; the load after
+                    # that reports the error to its caller.
                     self._data[key] = (hit[0], now + _RETRY_REFRESH_S, *hit[2:])
-                    task = asyncio.create_task(self._refresh(key, load))
-                    self._refreshing.add(task)
-                    task.add_done_callback(self._refreshing.discard)
+                    self._start_load(key, load)
                 return hit[2]
             if hit[4] > now and stale_usable(now - hit[3], stale_max_s=self.stale_max_s):
                 return self._serve_stale(hit, now)  # the last load failed a moment ago: do not ask yet
@@ -108,22 +107,11 @@ class TTLCache(Generic[V]):
         return hit[2]
 
     async def _load(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
-        future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
-        self._loading[key] = future
-        try:
-            value = await load()
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # waiters re-raise it; an unawaited one must not warn
-            raise
-        finally:
-            del self._loading[key]
-        self._put(key, value)
-        future.set_result(value)
-        return value
+        return await asyncio.shield(self._start_load(key, load))
 
     def _start_load(self, key: str, load: Callable[[], Awaitable[V]]) -> asyncio.Future[V]:
-        """A load running on its own (a caller that stops waiting does not cancel it); its future."""
+        """A load running on a task of its own, whose future every caller shares: one that stops waiting
+        (a timeout, a cancelled request) does not cancel it for the others."""
         future: asyncio.Future[V] = asyncio.get_running_loop().create_future()
         self._loading[key] = future
 
@@ -143,12 +131,6 @@ class TTLCache(Generic[V]):
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
         return future
-
-    async def _refresh(self, key: str, load: Callable[[], Awaitable[V]]) -> None:
-        # A failed background reload keeps the old value until it expires; the synchronous load after
-        # that reports the error to its caller.
-        with contextlib.suppress(Exception):
-            await self._load(key, load)
 
     def _put(self, key: str, value: V) -> None:
         now = self.clock()
