@@ -28,6 +28,11 @@ log = logging.getLogger("infaas.executor")
 INLINE_MS = 0.5
 """Batches whose profiled p99 is at most this run on the event loop instead of the instance's thread."""
 
+ROW_COUPLED_PRECISIONS = frozenset({"int8-dynamic"})
+"""Precisions whose answer for a row depends on the other rows it runs with: dynamic quantization
+scales activations over the whole input tensor. Their instances run one query per batch, so no query's
+answer depends on another's input (a query's own rows, one tenant's, still run together)."""
+
 
 class Worker(Protocol):
     """What serving needs of the worker hosting the instance (`InstanceHost`,
@@ -85,7 +90,8 @@ async def serve_queries(
     try:
         if expired:
             _reply_expired(worker, reply, instance, expired, picked_at)
-        grouped = batches(queries, instance.aimd.limit())
+        coupled = instance.profile.precision in ROW_COUPLED_PRECISIONS
+        grouped = batches(queries, 1 if coupled else instance.aimd.limit())
         for i, batch in enumerate(grouped):
             await _run_batch(worker, reply, instance, batch, picked_at)
             if flush is not None and i < len(grouped) - 1:
