@@ -95,6 +95,22 @@ def configure_logging(service: str, *, level: str = "info", stream: TextIO | Non
     return handler
 
 
+def configure_worker_logging(service: str, *, level: str = "info") -> None:
+    """`configure_logging` for a Celery worker process, whose libraries print warnings (Celery's
+    SecurityWarning when run as root): Python warnings become log records, so JSON lines too. Celery's
+    shutdown notices ("worker: Warm shutdown") are written straight to the stdout file descriptor past
+    logging and every setting (`celery.apps.worker.safe_say`): they are logged instead."""
+    from celery.apps import worker as celery_worker  # here: only worker processes import Celery
+
+    configure_logging(service, level=level)
+    logging.captureWarnings(True)
+    celery_worker.safe_say = _celery_says
+
+
+def _celery_says(msg: str, *_stream: object) -> None:
+    logging.getLogger("celery.apps.worker").info(msg.strip())
+
+
 # Ids from outside are logged and forwarded, so only short, plain ones are taken as they are.
 _ID_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 

@@ -53,7 +53,7 @@ def run_chunk(ctx: ChunkContext, job_id: str, index: int) -> str:
     if throttle.paused or worker is None:
         reason = throttle.reason if throttle.paused else "no live worker the throttle allows for this variant"
         ctx.jobs.release(job_id, index, ChunkRelease(reason=f"paused: {reason}"[:500], quiet=True))
-        return "released: " + reason
+        return "paused: " + reason
     wid, url = worker
     inputs = {
         name: np.ascontiguousarray(

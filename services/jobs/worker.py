@@ -9,9 +9,11 @@ import socket
 
 import redis
 from celery import Celery
+from celery.signals import setup_logging
 
 from infaas.clients.executor import OfflineExecutorClient
 from infaas.core.config import Settings
+from infaas.core.logs import configure_worker_logging
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.jobs.client import JobsClient
 from infaas.jobs.protocol import JOBS_QUEUE, RUN_CHUNK, make_jobs_celery
@@ -38,17 +40,31 @@ def create_jobs_app(settings: Settings) -> Celery:
     @celery.task(name=RUN_CHUNK, acks_late=True, max_retries=0)  # type: ignore[untyped-decorator]
     def run_chunk_task(job_id: str, index: int) -> str:
         outcome = run_chunk(ctx, job_id, index)
-        log.info("job %s chunk %d: %s", job_id, index, outcome)
+        log.log(_level(outcome), "job %s chunk %d: %s", job_id, index, outcome, extra={"job": job_id})
         return outcome
 
     return celery
 
 
+def _level(outcome: str) -> int:
+    """A chunk that failed for good is an error; one handed back after a worker error (it runs again
+    later) a warning; done, already done, paused by the throttle or of a finished job is routine."""
+    if outcome.startswith("failed"):
+        return logging.ERROR
+    return logging.WARNING if outcome.startswith("released") else logging.INFO
+
+
 def run_worker(settings: Settings) -> None:
-    """One chunk at a time per process (solo pool): run more processes for more offline throughput."""
+    """One chunk at a time per process (solo pool): run more processes for more offline throughput.
+    Every line it prints is JSON (`infaas.core.logs`): Celery's banner is off (`--quiet`), its logging
+    set-up is replaced (`setup_logging` connected) and warnings are logged, not printed."""
+    configure_worker_logging("jobs", level=settings.log_level)  # before Celery warns of anything
     celery = create_jobs_app(settings)
+    celery.conf.worker_hijack_root_logger = False
+    setup_logging.connect(lambda **_: configure_worker_logging("jobs", level=settings.log_level), weak=False)
     celery.worker_main(
         [
+            "--quiet",
             "worker",
             "--pool",
             "solo",

@@ -31,7 +31,7 @@ from infaas.clients.profiler import (
 from infaas.clients.registry import RegistryClient
 from infaas.core.config import Settings
 from infaas.core.errors import Conflict, NotFound
-from infaas.core.logs import configure_logging
+from infaas.core.logs import configure_worker_logging
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.metrics.exposition import collector_registry
@@ -214,13 +214,16 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
 
     def on_setup_logging(**_kwargs: Any) -> None:
         # Connected, this replaces Celery's own set-up: its lines are JSON like every service's.
-        configure_logging("profiler", level=settings.log_level)
+        configure_worker_logging("profiler", level=settings.log_level)
 
+    on_setup_logging()  # before Celery warns of anything (running as root) or prints its banner
+    celery.conf.worker_hijack_root_logger = False
     setup_logging.connect(on_setup_logging, weak=False)
     worker_ready.connect(on_ready, weak=False)
     worker_shutting_down.connect(on_shutdown, weak=False)
     celery.worker_main(
         [
+            "--quiet",  # no text banner: every line is JSON
             "worker",
             "--pool",
             "solo",
