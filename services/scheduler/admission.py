@@ -3,9 +3,10 @@
 The prediction is the queue model of one instance serving batches back to back: the rows already
 queued ahead of the query (this dispatcher's rows in flight on the variant, over its active instances)
 times the compute per row *observed* at the batch sizes the traffic really forms (`service_times.py`,
-fed by every answer: idle-machine profiles overstate what a co-located instance serves), plus the query's own
-run (never less than its profiled latency), plus the answer time that model has not explained so far
-(serving overhead, event-loop lag, other dispatchers' queries: an average of actual − modelled).
+fed by every answer: idle-machine profiles overstate what a co-located instance serves), plus the
+query's own run (never less than its profiled median: a lone query runs in a batch of its own), plus
+the answer time that model has not explained so far (serving overhead, event-loop lag, other
+dispatchers' queries: an average of actual − modelled, plus twice its mean deviation).
 
 A query is admitted when the prediction meets its deadline, or when nothing is queued ahead of it: a
 query alone on its instance is not shed for load (its SLO policy applies when it is answered), since
@@ -77,7 +78,8 @@ def predict(
 ) -> Prediction:
     """The completion of a `rows`-row query queued behind `rows_ahead` rows on one instance.
 
-    `profiled_ms`: the variant's profiled latency for the query alone (its own run never takes less);
+    `profiled_ms`: the variant's profiled median for the query alone (its own run rarely takes less; the
+    p99 would make a profile taken on a busy machine shed what the instance can serve);
     `deadline_ms`: what is left of the query's SLO (or of the default budget when it has none).
     """
     per_row = service.ms_per_row
@@ -86,8 +88,7 @@ def predict(
         rows_ahead=rows_ahead,
         ms_per_row=per_row,
         own_ms=max(rows * per_row, profiled_ms),
-        # A pessimistic model (batching packs queued rows tighter than one per row) is not credited.
-        overhead_ms=max(0.0, service.residual_ms),
+        overhead_ms=service.margin_ms,
         deadline_ms=deadline_ms,
     )
 

@@ -80,7 +80,7 @@ class AdmissionGate:
             variant=variant.id,
             rows=rows,
             rows_ahead=self.rows_in_flight[variant.id] / instances,
-            profiled_ms=variant.latency_ms(rows),
+            profiled_ms=variant.latency_ms(rows, tail=False),
             service=self.service_times.of(variant),
             deadline_ms=deadline_ms,
         )

@@ -13,7 +13,12 @@ SERVED_ALPHA = 0.05
 second of the load where admission matters, so a change of co-location shows within one batch or two."""
 
 RESIDUAL_ALPHA = 0.1
-"""Weight of each answer in the unexplained-time average: slower, it is a correction, not a signal."""
+"""Weight of each answer in the unexplained-time averages: slower, they are a correction, not a signal."""
+
+DEVIATIONS = 2.0
+"""How many mean deviations of the unexplained time the margin adds (TCP's retransmission timer adds
+four to the round-trip average). Admission fills the queue up to the deadline, so the last queries in
+sit right at it: on the average alone, about half of them would miss."""
 
 
 @dataclass(slots=True)
@@ -26,6 +31,8 @@ class ServiceTime:
     """Decayed sum of the rows that compute served: `work_ms / rows` is ms per row at realized batches."""
     residual_ms: float = 0.0
     """Average of (answer time − what the queue model predicted), negative when it was pessimistic."""
+    deviation_ms: float = 0.0
+    """Mean deviation of that difference from its average: how far one answer strays."""
 
     @classmethod
     def from_profile(cls, variant: VariantProfile) -> ServiceTime:
@@ -41,6 +48,12 @@ class ServiceTime:
     def ms_per_row(self) -> float:
         return self.work_ms / self.rows
 
+    @property
+    def margin_ms(self) -> float:
+        """What to add to the queue model: the unexplained time and its spread (never less than 0: a
+        pessimistic model is not credited)."""
+        return max(0.0, self.residual_ms + DEVIATIONS * self.deviation_ms)
+
     def served(self, rows: int, batch_rows: int, compute_ms: float) -> None:
         """A query of `rows` rows was answered from a batch of `batch_rows` that took `compute_ms`."""
         keep = 1.0 - SERVED_ALPHA
@@ -50,7 +63,9 @@ class ServiceTime:
     def answered(self, actual_ms: float, modelled_ms: float) -> None:
         """A query predicted at `modelled_ms` (without the residual) took `actual_ms` to answer (or at
         least that long: a query given up at its SLO reports the time it was given up)."""
-        self.residual_ms += RESIDUAL_ALPHA * (actual_ms - modelled_ms - self.residual_ms)
+        error = actual_ms - modelled_ms - self.residual_ms
+        self.residual_ms += RESIDUAL_ALPHA * error
+        self.deviation_ms += RESIDUAL_ALPHA * (abs(error) - self.deviation_ms)
 
 
 class ServiceTimes:

@@ -92,3 +92,15 @@ def test_the_residual_follows_actual_minus_modelled() -> None:
     for _ in range(100):
         service.answered(actual_ms=12.0, modelled_ms=10.0)
     assert service.residual_ms == pytest.approx(2.0, rel=1e-3)
+    assert service.deviation_ms == pytest.approx(0.0, abs=1e-3) and service.margin_ms == pytest.approx(
+        2.0, 1e-3
+    )
+
+
+def test_the_margin_adds_the_spread_of_answers() -> None:
+    service = ServiceTime(work_ms=1.0, rows=1.0)
+    for i in range(400):  # answers 4 ms early and 4 ms late in turn: the average is 0, the spread 4
+        service.answered(actual_ms=10.0 + (4.0 if i % 2 else -4.0), modelled_ms=10.0)
+    assert abs(service.residual_ms) < 0.5 and service.deviation_ms == pytest.approx(4.0, rel=0.1)
+    assert service.margin_ms == pytest.approx(service.residual_ms + 2 * service.deviation_ms)
+    assert _predict(ahead=40, residual=-30.0).overhead_ms == 0.0  # a pessimistic model is not credited
