@@ -217,7 +217,7 @@ class Dispatcher:
         try:
             loaded_now = False
             if decision.action == "load":
-                loaded_now = await self._ensure_loaded(decision)
+                loaded_now = await self._ensure_loaded(decision, pinned=query.variant is not None)
             return await self._run(decision, query, rows, arrived, key, loaded_now, prediction)
         finally:
             self._app_in_flight[app] -= 1
@@ -290,7 +290,7 @@ class Dispatcher:
                 decision = await self._redirect(decision, lost, target, query, rows, wait_until, redirected)
                 loaded_now = loaded_now or decision.action == "load"
                 if decision.action == "load":
-                    await self._ensure_loaded(decision)
+                    await self._ensure_loaded(decision, pinned=query.variant is not None)
                 continue
             except TimeoutError as exc:
                 if wait_until == hard_deadline:
@@ -381,8 +381,10 @@ class Dispatcher:
             return None
         return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs
 
-    async def _ensure_loaded(self, decision: Decision) -> bool:
-        """Load the chosen variant once even if many queries ask at the same moment."""
+    async def _ensure_loaded(self, decision: Decision, *, pinned: bool = False) -> bool:
+        """Load the chosen variant once even if many queries ask at the same moment. Query-path loads
+        are rate-limited per model; a pinned variant (nothing else may answer its query) per variant,
+        so asking for one variant and then another is served, and alternating between them is not."""
         vid = decision.variant.id
         pending = self._loads.get(vid)
         if pending is not None:
@@ -391,7 +393,8 @@ class Dispatcher:
         worker = decision.worker
         assert worker is not None
         model, now = decision.variant.model, time.monotonic()
-        last = self._cold_loaded.get(model)
+        limited = vid if pinned else model
+        last = self._cold_loaded.get(limited)
         if last is not None and now - last < COLD_LOAD_EVERY_S:
             metrics.SHED.labels("cold_load_limit").inc()
             raise Overloaded(
@@ -400,7 +403,7 @@ class Dispatcher:
                 variant=vid,
                 retry_after_s=1,
             )
-        self._cold_loaded[model] = now
+        self._cold_loaded[limited] = now
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._loads[vid] = future
         try:

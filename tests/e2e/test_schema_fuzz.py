@@ -16,7 +16,7 @@ import pytest
 
 from infaas_cli.launcher import start_suite
 from tests.e2e.conftest import RunningSuite, _settings
-from tests.e2e.wine import wine_model
+from tests.e2e.wine import register_wine
 
 pytestmark = pytest.mark.e2e
 
@@ -35,13 +35,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningSu
     admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {settings.admin_key}"}, timeout=60)
     try:
         key = admin.post("/v1/apps", json={"name": "cellar"}).json()["api_key"]
-        onnx_path, npz_path = wine_model(var)
-        with onnx_path.open("rb") as model, npz_path.open("rb") as validation:
-            response = admin.post(
-                "/v1/models",
-                files={"file": ("wine.onnx", model), "validation": ("wine.npz", validation)},
-                data={"metadata": '{"name": "wine", "app": "cellar", "task": "classification"}'},
-            )
+        response = register_wine(admin, var, app="cellar")
         assert response.status_code == 202, response.text
         running = RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
         assert running.wait_ready("wine")["status"] == "ready"

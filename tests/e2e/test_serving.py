@@ -14,7 +14,7 @@ import pytest
 from infaas.core.credentials import INTERNAL_HEADER
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
-from tests.e2e.wine import wine_model
+from tests.e2e.wine import register_wine
 
 pytestmark = pytest.mark.e2e
 
@@ -152,14 +152,8 @@ def test_a_cost_cap_is_enforced_and_said(
 @pytest.fixture(scope="module")
 def wine(running: RunningSuite, shop: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
     """The two-input wine model (tests/e2e/wine.py) registered in app `shop`, profiled; its name."""
-    onnx_path, npz_path = wine_model(tmp_path_factory.mktemp("wine"))
     with running.client(shop["key"]) as client:
-        files = {
-            "file": ("wine.onnx", onnx_path.read_bytes()),
-            "validation": ("v.npz", npz_path.read_bytes()),
-        }
-        meta = '{"name": "wine", "app": "shop", "task": "classification"}'
-        assert client.post("/v1/models", files=files, data={"metadata": meta}).status_code == 202
+        assert register_wine(client, tmp_path_factory.mktemp("wine"), app="shop").status_code == 202
     assert running.wait_ready("wine")["status"] == "ready"
     return "wine"
 
@@ -183,5 +177,8 @@ def test_a_pinned_variant_is_answered_by_that_variant_never_by_another_ones_cach
         assert int8["cached"] is False and int8["worker"] != "cache"
         again = client.post(f"/v1/models/{wine}/infer", json=pinned).json()
         assert again["cached"] is True and again["variant"] == by_precision["int8-dynamic"]
-        # Unpinned, either cached answer may serve it: the cache is keyed by input, the variant checked.
+        # Unpinned and stating no accuracy (app not lossy): only a variant as accurate as the registered
+        # model may answer, so the int8 answer now in the cache is not used; an fp32 one is, once cached.
+        unpinned = client.post(f"/v1/models/{wine}/infer", json=body).json()
+        assert unpinned["cached"] is False and "int8" not in unpinned["variant"], unpinned
         assert client.post(f"/v1/models/{wine}/infer", json=body).json()["cached"] is True

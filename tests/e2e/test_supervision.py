@@ -22,7 +22,7 @@ from infaas.processes.suite import REDIS, Suite
 from infaas.processes.supervisor import Supervisor
 from infaas_cli.launcher import EventWriter, start_suite
 from tests.e2e.conftest import RunningSuite, _settings
-from tests.e2e.wine import CHEM, wine_model
+from tests.e2e.wine import CHEM, register_wine
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -47,13 +47,7 @@ def supervised(tmp_path: Path) -> Iterator[tuple[RunningSuite, str]]:
     try:
         running = RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
         key = admin.post("/v1/apps", json={"name": "cellar"}).json()["api_key"]
-        onnx_path, npz_path = wine_model(tmp_path)
-        with onnx_path.open("rb") as model, npz_path.open("rb") as validation:
-            response = admin.post(
-                "/v1/models",
-                files={"file": ("wine.onnx", model), "validation": ("wine.npz", validation)},
-                data={"metadata": '{"name": "wine", "app": "cellar", "task": "classification"}'},
-            )
+        response = register_wine(admin, tmp_path, app="cellar")
         assert response.status_code == 202, response.text
         assert running.wait_ready("wine")["status"] == "ready"
         yield running, key

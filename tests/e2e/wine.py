@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import numpy as np
 import onnx
+import orjson
 from onnx import TensorProto, helper, numpy_helper
 from sklearn.datasets import load_wine
 from sklearn.linear_model import LogisticRegression
@@ -46,3 +48,12 @@ def wine_model(directory: Path) -> tuple[Path, Path]:
     features = x.astype(np.float32)
     np.savez(npz_path, chem=features[:, :CHEM], color=features[:, CHEM:], y=y.astype(np.int64))
     return onnx_path, npz_path
+
+
+def register_wine(client: httpx.Client, directory: Path, *, app: str, name: str = "wine") -> httpx.Response:
+    """Build the wine model in `directory` and register it as `name` in `app` through the gateway
+    `client` (which carries a key that may); the gateway's answer (202 when accepted)."""
+    onnx_path, npz_path = wine_model(directory)
+    metadata = orjson.dumps({"name": name, "app": app, "task": "classification"}).decode()
+    files = {"file": ("wine.onnx", onnx_path.read_bytes()), "validation": ("wine.npz", npz_path.read_bytes())}
+    return client.post("/v1/models", files=files, data={"metadata": metadata})

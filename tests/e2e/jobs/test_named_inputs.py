@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from tests.e2e.jobs.helpers import JobsSuite, wait_for
-from tests.e2e.wine import CHEM, wine_model
+from tests.e2e.wine import CHEM, register_wine
 from tests.polling import wait_for as poll
 
 pytestmark = pytest.mark.e2e
@@ -22,18 +22,8 @@ WINE = "wine-jobs"
 
 
 def test_a_job_on_a_two_input_model_with_its_own_input_names(jobs_suite: JobsSuite, tmp_path: Path) -> None:
-    onnx_path, npz_path = wine_model(tmp_path)
     with jobs_suite.client() as client:
-        registered = client.post(
-            "/v1/models",
-            files={
-                "file": ("wine.onnx", onnx_path.read_bytes()),
-                "validation": ("v.npz", npz_path.read_bytes()),
-            },
-            data={
-                "metadata": orjson.dumps({"name": WINE, "app": "batch", "task": "classification"}).decode()
-            },
-        )
+        registered = register_wine(client, tmp_path, app="batch", name=WINE)
         assert registered.status_code == 202, registered.text
         poll(
             lambda: client.get(f"/v1/models/{WINE}").json()["status"] == "ready",
@@ -41,7 +31,7 @@ def test_a_job_on_a_two_input_model_with_its_own_input_names(jobs_suite: JobsSui
             timeout_s=180,
         )
 
-        data = np.load(npz_path)
+        data = np.load(tmp_path / "wine.npz")
         rng = np.random.default_rng(3)
         picks = rng.integers(0, len(data["y"]), size=1500)
         chem, color = data["chem"][picks], data["color"][picks]
