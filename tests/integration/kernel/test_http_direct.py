@@ -47,7 +47,7 @@ class Direct:
         return url if method == b"POST" and url.startswith(b"/direct/") else None
 
     async def answer_direct(
-        self, route: bytes, headers: dict[bytes, bytes], body: bytes | None
+        self, route: bytes, headers: dict[bytes, bytes], body: bytes | None, peer: str | None
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
         if body is None:
             return 413, b'{"error":"too large"}', []
@@ -57,7 +57,7 @@ class Direct:
         if route == b"/direct/bug":
             raise RuntimeError("a bug in the app")
         rid = headers.get(b"x-request-id", b"-").decode()
-        content = orjson.dumps({"direct": route.decode(), "len": len(body), "rid": rid})
+        content = orjson.dumps({"direct": route.decode(), "len": len(body), "rid": rid, "peer": peer})
         return 200, content, [(b"x-answered", b"direct")]
 
 
@@ -148,7 +148,7 @@ def test_a_direct_request_is_answered_in_one_piece_and_the_connection_kept(port:
             assert answer.status == 200 and answer.headers["x-answered"] == "direct"
             assert answer.headers["content-type"] == "application/json" and "date" in answer.headers
             assert "connection" not in answer.headers
-            assert answer.json() == {"direct": "/direct/a", "len": i + 1, "rid": "rid-7"}
+            assert answer.json() == {"direct": "/direct/a", "len": i + 1, "rid": "rid-7", "peer": "127.0.0.1"}
     finally:
         conn.close()
 
