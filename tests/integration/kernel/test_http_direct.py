@@ -194,7 +194,7 @@ def test_pipelined_requests_are_answered_in_order(port: int) -> None:
     try:
         conn.send(post("/direct/slow", b"1") + post("/direct/a", b"22") + post("/other", b"333"))
         first, second, third = conn.answer(), conn.answer(), conn.answer()
-        assert first.json() == {"direct": "/direct/slow", "len": 1, "rid": "-"}
+        assert first.json() == {"direct": "/direct/slow", "len": 1, "rid": "-", "peer": "127.0.0.1"}
         assert second.json() == {"asgi": "/direct/a", "len": 2}
         assert third.json() == {"asgi": "/other", "len": 3}
         conn.send(post("/direct/a", b"4444"))  # and the connection goes on, directly again
