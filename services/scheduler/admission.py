@@ -1,12 +1,12 @@
 """Deadline-aware admission, as pure logic: will a query finish in time on the instance chosen for it?
 
-The prediction is the queue model of one instance serving batches back to back: the rows already
-queued ahead of the query (this dispatcher's rows in flight on the variant, over its active instances)
-times the compute per row *observed* at the batch sizes the traffic really forms (`service_times.py`,
-fed by every answer: idle-machine profiles overstate what a co-located instance serves), plus the
-query's own run (never less than its profiled median: a lone query runs in a batch of its own), plus
-the answer time that model has not explained so far (serving overhead, event-loop lag, other
-dispatchers' queries: an average of actual − modelled, plus twice its mean deviation).
+The prediction is the queue model of a variant's instances serving batches back to back: the rows
+already queued ahead of the query (this dispatcher's rows in flight on the variant) times the time per
+row those instances *observably* took to drain them (`service_times.py`, fed by every answer: compute,
+batching and per-query costs under the current co-location, where an idle-machine profile overstates
+capacity), plus the query's own run (never less than its profiled median: a lone query runs in a batch
+of its own), plus the answer time that model has not explained so far (serving overhead, event-loop
+lag, other dispatchers' queries: an average of actual − modelled, plus twice its mean deviation).
 
 A query is admitted when the prediction meets its deadline, or when nothing is queued ahead of it: a
 query alone on its instance is not shed for load (its SLO policy applies when it is answered), since

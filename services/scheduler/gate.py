@@ -73,13 +73,12 @@ class AdmissionGate:
         return shed(fastest, query, arrived, predicted)
 
     def predict(self, variant: VariantProfile, rows: int, deadline_ms: float) -> Prediction:
-        """The query's completion on `variant`, behind the dispatcher's rows in flight on it (spread
-        over its active instances)."""
-        instances = len(self.snapshot.serving.get(variant.id, ())) or 1
+        """The query's completion on `variant`, behind the dispatcher's rows in flight on it (drained at
+        the rate its instances together have been answering them)."""
         return predict(
             variant=variant.id,
             rows=rows,
-            rows_ahead=self.rows_in_flight[variant.id] / instances,
+            rows_ahead=self.rows_in_flight[variant.id],
             profiled_ms=variant.latency_ms(rows, tail=False),
             service=self.service_times.of(variant),
             deadline_ms=deadline_ms,
@@ -93,10 +92,13 @@ class AdmissionGate:
         prediction: Prediction | None,
         header: dict[str, Any] | None,
     ) -> None:
-        """Teach admission what an answer showed: its batch's compute per row, and how far the answer
-        time (or the time the query was given up at) was from what its prediction modelled."""
+        """Teach admission what an answer showed (`header`: None when the query was given up or skipped
+        at its deadline): how fast the queue drained, and how far the answer time (or the time the
+        query was given up at) was from what its prediction modelled. Called while the query's rows
+        still count as in flight."""
         service = self.service_times.of(variant)
-        if header is not None and isinstance(batch := header.get("batch_rows"), int):
-            service.served(rows, batch, float(header["compute_ms"]))
+        now = time.perf_counter()
+        if header is not None:
+            service.drained(now, rows, self.rows_in_flight[variant.id] - rows)
         if prediction is not None and prediction.variant == variant.id:
-            service.answered((time.perf_counter() - arrived) * 1000, prediction.modelled_ms)
+            service.answered((now - arrived) * 1000, prediction.modelled_ms)

@@ -19,7 +19,7 @@ def _predict(
     deadline: float = 50.0,
     profiled: float = 1.0,
 ) -> Prediction:
-    service = ServiceTime(work_ms=per_row, rows=1.0, residual_ms=residual)
+    service = ServiceTime(ms_per_row=per_row, residual_ms=residual)
     return predict(
         variant="m.v",
         rows=rows,
@@ -71,24 +71,28 @@ def test_a_spent_deadline_sheds_a_queued_query() -> None:
     assert not _predict(ahead=1, deadline=-1.0).admits
 
 
-def test_service_time_starts_from_the_profile_at_saturation_and_follows_answers() -> None:
-    v = variant_profile(saturation_qps=1000.0)  # 1 ms per row idle
-    service = ServiceTime.from_profile(v)
+def test_service_time_starts_from_the_profile_and_follows_how_fast_the_queue_drains() -> None:
+    service = ServiceTime.from_profile(variant_profile(saturation_qps=1000.0))  # 1 ms per row idle
     assert service.ms_per_row == pytest.approx(1.0)
-    for _ in range(200):  # co-located: batches of 32 rows take 48 ms, 1.5 ms a row
-        service.served(rows=1, batch_rows=32, compute_ms=48.0)
-    assert service.ms_per_row == pytest.approx(1.5, rel=1e-3)
+    now = 0.0
+    for _ in range(100):  # busy: batches of four 8-row answers every 48 ms, 1.5 ms a row
+        now += 0.048
+        for _ in range(4):
+            service.drained(now, rows=8, pending_after=64)
+    assert service.ms_per_row == pytest.approx(1.5, rel=0.02)
 
 
-def test_each_query_counts_its_share_of_its_batch() -> None:
-    service = ServiceTime(work_ms=0.0, rows=0.0)
-    service.served(rows=3, batch_rows=4, compute_ms=8.0)
-    service.served(rows=1, batch_rows=4, compute_ms=8.0)
-    assert service.ms_per_row == pytest.approx(2.0, rel=0.05)
+def test_idle_time_between_answers_is_not_service_time() -> None:
+    service = ServiceTime(ms_per_row=1.0)
+    now = 0.0
+    for _ in range(50):  # each answer leaves nothing in flight: the gaps are idle, not slow service
+        now += 0.5
+        service.drained(now, rows=8, pending_after=0)
+    assert service.ms_per_row == 1.0
 
 
 def test_the_residual_follows_actual_minus_modelled() -> None:
-    service = ServiceTime(work_ms=1.0, rows=1.0)
+    service = ServiceTime(ms_per_row=1.0)
     for _ in range(100):
         service.answered(actual_ms=12.0, modelled_ms=10.0)
     assert service.residual_ms == pytest.approx(2.0, rel=1e-3)
@@ -98,7 +102,7 @@ def test_the_residual_follows_actual_minus_modelled() -> None:
 
 
 def test_the_margin_adds_the_spread_of_answers() -> None:
-    service = ServiceTime(work_ms=1.0, rows=1.0)
+    service = ServiceTime(ms_per_row=1.0)
     for i in range(400):  # answers 4 ms early and 4 ms late in turn: the average is 0, the spread 4
         service.answered(actual_ms=10.0 + (4.0 if i % 2 else -4.0), modelled_ms=10.0)
     assert abs(service.residual_ms) < 0.5 and service.deviation_ms == pytest.approx(4.0, rel=0.1)
