@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+import time
+
+import numpy as np
 import pytest
 
+from infaas.clients.envelope import Query
+from infaas.core.errors import Overloaded
+from infaas.policy.selection import Decision, Requirements
 from services.scheduler.admission import Prediction, predict, retry_after_s
+from services.scheduler.answers import shed
 from services.scheduler.service_times import ServiceTime
 from tests.factories import variant_profile
 
@@ -108,3 +115,27 @@ def test_the_margin_adds_the_spread_of_answers() -> None:
     assert abs(service.residual_ms) < 0.5 and service.deviation_ms == pytest.approx(4.0, rel=0.1)
     assert service.margin_ms == pytest.approx(service.residual_ms + 2 * service.deviation_ms)
     assert _predict(ahead=40, residual=-30.0).overhead_ms == 0.0  # a pessimistic model is not credited
+
+
+def _shed_query(policy: str) -> Query:
+    x = np.zeros((2, 4), dtype=np.float32)
+    return Query(
+        "model", "m", "x:float32:4", Requirements(latency_ms=50.0), {"x": x}, "r1", "a",
+        policy=policy, default_output={"y": [0.25, 0.75]}, cache=False,
+    )  # fmt: skip
+
+
+def test_a_shed_query_under_error_is_a_503_with_the_prediction() -> None:
+    decision = Decision(variant_profile(), "active", None, "cheapest")
+    with pytest.raises(Overloaded) as info:
+        shed(decision, _shed_query("error"), time.perf_counter(), _predict(ahead=199))
+    assert info.value.status == 503 and info.value.details["retry_after_s"] == 1.0
+    assert info.value.details["predicted_ms"] == pytest.approx(180.1) and "180.1 ms" in str(info.value)
+
+
+def test_a_shed_query_under_default_gets_the_default_output_at_once_and_why() -> None:
+    decision = Decision(variant_profile(), "active", None, "cheapest")
+    got = shed(decision, _shed_query("default"), time.perf_counter(), _predict(ahead=199))
+    assert got.default is True and got.slo_met is False and got.worker == "none"
+    assert got.outputs["y"].tolist() == [[0.25, 0.75], [0.25, 0.75]]
+    assert got.reason.startswith("predicted 180.1 ms") and "default output at once" in got.reason
