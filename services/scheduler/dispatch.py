@@ -95,6 +95,7 @@ class Dispatcher:
     async def stop(self) -> None:
         if self.sender.push is not None:
             await self.sender.push.aclose()
+        await self.sender.enqueuer.aclose()
         await stop_tasks(self._listener, self._counting)
 
     async def _housekeeping(self, every_s: float = 0.25) -> None:

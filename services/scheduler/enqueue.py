@@ -18,6 +18,7 @@ class StreamEnqueuer:
         self.redis = redis
         self._pending: list[tuple[str, bytes, asyncio.Future[None]]] = []
         self._sending: set[asyncio.Task[None]] = set()
+        self.closed = False
         self.round_trips = 0  # for tests and metrics: how many pipelines carried the XADDs
         self.frames = 0
 
@@ -30,8 +31,20 @@ class StreamEnqueuer:
             loop.call_soon(self._flush)
         await future
 
+    async def aclose(self) -> None:
+        """Stop the writes under way (their queries get no answer: the dispatcher is stopping), and any
+        flush still scheduled from starting one."""
+        self.closed = True
+        for task in list(self._sending):
+            task.cancel()
+        await asyncio.gather(*self._sending, return_exceptions=True)
+
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
+        if self.closed:
+            for _, _, future in batch:
+                future.cancel()
+            return
         task = asyncio.get_running_loop().create_task(self._send(batch))
         self._sending.add(task)
         task.add_done_callback(self._sending.discard)
