@@ -81,6 +81,7 @@ class PushPool:
         self.connections: dict[str, _Connection] = {}
         self.outstanding: Counter[str] = Counter()  # per address: sent (or being sent), not yet done
         self._connecting: dict[str, asyncio.Future[_Connection]] = {}
+        self.closed = False
 
     def in_flight(self, addr: str) -> int:
         return self.outstanding[addr]
@@ -110,6 +111,9 @@ class PushPool:
                 ),
                 timeout=2.0,
             )
+            if self.closed:  # the pool was closed while this connection was being made
+                conn.close()
+                raise OSError("the dispatcher is stopping")
             self.connections[addr] = conn
             future.set_result(conn)
             return conn
@@ -132,6 +136,7 @@ class PushPool:
             conn.sent.discard(qid)
 
     async def aclose(self) -> None:
+        self.closed = True
         for conn in list(self.connections.values()):
             conn.close()
         self.connections.clear()

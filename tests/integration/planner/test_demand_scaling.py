@@ -85,9 +85,12 @@ async def test_a_burst_beyond_one_instance_is_replicated_within_seconds(
             rate = 3 * 400 / (loop.time() - began)
             outcomes.clear()
             load = asyncio.create_task(burst())
-            await _ticked_until(
-                lambda: len(cluster.live_instances(VID)) == 2, ticker(scaler), what="a replica", timeout_s=20
-            )
+            ports = {url.rsplit(":", 1)[-1] for url in cluster.executor_urls}
+
+            def replicated() -> bool:  # on both of this cluster's executors
+                return len({w for w in cluster.live_instances(VID) if w.rsplit("-", 1)[-1] in ports}) == 2
+
+            await _ticked_until(replicated, ticker(scaler), what="a replica", timeout_s=20)
             load.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await load
