@@ -290,8 +290,8 @@ class Dispatcher:
             except WorkerLost as lost:
                 decision = await self._redirect(decision, lost, target, query, rows, wait_until, redirected)
                 loaded_now = loaded_now or decision.action == "load"
-                if decision.action == "load":
-                    await self._ensure_loaded(decision, pinned=query.variant is not None)
+                if decision.action == "load":  # a failover: what served it is gone, so no rate limit
+                    await self._ensure_loaded(decision, pinned=query.variant is not None, failover=True)
                 continue
             except TimeoutError as exc:
                 if wait_until == hard_deadline:
@@ -382,10 +382,13 @@ class Dispatcher:
             return None
         return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs
 
-    async def _ensure_loaded(self, decision: Decision, *, pinned: bool = False) -> bool:
+    async def _ensure_loaded(
+        self, decision: Decision, *, pinned: bool = False, failover: bool = False
+    ) -> bool:
         """Load the chosen variant once even if many queries ask at the same moment. Query-path loads
         are rate-limited per model; a pinned variant (nothing else may answer its query) per variant,
-        so asking for one variant and then another is served, and alternating between them is not."""
+        so asking for one variant and then another is served, and alternating between them is not. A
+        failover (the worker that held the instance was lost under the query) is never held back."""
         vid = decision.variant.id
         pending = self._loads.get(vid)
         if pending is not None:
@@ -396,7 +399,11 @@ class Dispatcher:
         model, now = decision.variant.model, time.monotonic()
         limited = vid if pinned else model
         last = self._cold_loaded.get(limited)
-        if last is not None and now - last < COLD_LOAD_EVERY_S:
+        # Nothing of this model serving anywhere (its instances died, or none was ever loaded): a load
+        # is the only way to answer, and a failover must not wait out the limit.
+        variants, serving = self.snapshot.snapshot.variants.values(), self.snapshot.serving
+        alone = not any(serving.get(v.id) for v in variants if v.model == model)
+        if not (failover or alone) and last is not None and now - last < COLD_LOAD_EVERY_S:
             metrics.SHED.labels("cold_load_limit").inc()
             raise Overloaded(
                 f"model {model!r} was cold-loaded {now - last:.1f} s ago and nothing loaded can serve the "

@@ -38,7 +38,11 @@ def make_app() -> FastAPI:
 def base_url() -> Iterator[str]:
     port = free_port()
     config = uvicorn.Config(
-        make_app(), host="127.0.0.1", port=port, log_level="critical", http=CoalescingHttpToolsProtocol
+        make_app(),
+        host="127.0.0.1",
+        port=port,
+        http=CoalescingHttpToolsProtocol,
+        log_config=None,  # as the services run it: a log level here would stay set on uvicorn's loggers
     )
     with serving(config):
         yield f"http://127.0.0.1:{port}"
