@@ -65,6 +65,10 @@ class AppRow(Base):
     prefer: Mapped[str] = mapped_column(String(16), server_default="cost")
     # Variants less accurate than the registered model may answer queries that state no accuracy.
     lossy: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    # FailLite: `critical` apps keep a warm backup of their models on another worker, `normal` a cold one.
+    criticality: Mapped[str] = mapped_column(String(16), server_default="normal")
+    # Instances kept loaded for each of the app's models once it is ready (0: load on the first query).
+    warm_instances: Mapped[int] = mapped_column(Integer, server_default="1")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
