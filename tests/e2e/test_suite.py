@@ -108,6 +108,22 @@ def test_model_less_query_is_answered_by_a_variant_meeting_the_requirements(
         assert error["code"] == "requirements_unmet"
         best = max(v["accuracy"] for v in cpu)
         assert error["closest"]["best_accuracy"] == pytest.approx(best, abs=1e-4)
+        # Whichever requirement no variant meets, the refusal names real numbers: the fastest
+        # variant's latency and accuracy, the most accurate one's accuracy and latency.
+        for asked, unmet_names in (
+            ({"latency_ms": 0.0001, "min_accuracy": 0.999}, ["latency", "accuracy"]),
+            ({"latency_ms": 0.0001}, ["latency"]),
+            ({"min_accuracy": 0.999}, ["accuracy"]),
+        ):
+            refused = client.post("/v1/apps/shop/infer", json={"inputs": x.tolist(), **asked})
+            assert refused.status_code == 422, refused.text
+            closest = refused.json()["error"]["closest"]
+            assert closest["unmet"] == unmet_names
+            assert closest["most_accurate"]["accuracy"] == pytest.approx(best, abs=1e-4)
+            for end in ("fastest", "most_accurate"):
+                assert closest[end]["variant"] in variants
+                assert closest[end]["latency_ms"] > 0 and closest[end]["accuracy"] > 0
+            assert "None" not in refused.json()["error"]["message"]
 
     workers = running.admin.get("/v1/workers").json()
     assert len(workers) == 2 and all(w["live"] and w["cores"] >= 1 for w in workers)  # two executors

@@ -98,6 +98,10 @@ def test_requirements_unmet_names_the_closest_achievable() -> None:
     assert err.status == 422
     assert err.code == "requirements_unmet"
     assert err.details["closest"] == {
+        # each requirement alone is met by some variant; only the pair is not
+        "unmet": [],
+        "fastest": {"variant": "b", "model": "m", "latency_ms": 5.0, "accuracy": 0.8},
+        "most_accurate": {"variant": "a", "model": "m", "latency_ms": 50.0, "accuracy": 0.95},
         # only b is fast enough (5 ms <= 10 ms)
         "max_accuracy_within_latency": 0.8,
         "variant_for_accuracy": "b",
@@ -108,6 +112,33 @@ def test_requirements_unmet_names_the_closest_achievable() -> None:
         "best_latency_ms": 5.0,
         "min_cost": 0.0,  # the test variants carry no cost
     }
+    assert "none meets them together" in err.message
+    assert "fastest: b (5 ms, accuracy 0.8000)" in err.message
+    assert "most accurate: a (50 ms, accuracy 0.9500)" in err.message
+
+
+@pytest.mark.parametrize(
+    ("req", "unmet"),
+    [
+        (Requirements(latency_ms=1.0), ["latency"]),
+        (Requirements(min_accuracy=0.99), ["accuracy"]),
+        (Requirements(latency_ms=1.0, min_accuracy=0.99), ["latency", "accuracy"]),
+    ],
+)
+def test_requirements_unmet_names_real_numbers_whichever_requirement_fails(
+    req: Requirements, unmet: list[str]
+) -> None:
+    a = variant("a", accuracy=0.95, latencies=((1, 40.0, 50.0),))
+    b = variant("b", accuracy=0.80, latencies=((1, 4.0, 5.0),))
+    with pytest.raises(RequirementsUnmet) as info:
+        get_variant(req, 1, [a, b], snapshot([a, b]))
+    closest = info.value.details["closest"]
+    assert closest["unmet"] == unmet
+    assert closest["fastest"] == {"variant": "b", "model": "m", "latency_ms": 5.0, "accuracy": 0.8}
+    assert closest["most_accurate"] == {"variant": "a", "model": "m", "latency_ms": 50.0, "accuracy": 0.95}
+    assert None not in closest.values()
+    assert f"no variant meets {' or '.join(unmet)} on its own" in info.value.message
+    assert "None" not in info.value.message
 
 
 def test_requirements_unmet_with_nothing_fast_enough() -> None:
@@ -116,11 +147,9 @@ def test_requirements_unmet_with_nothing_fast_enough() -> None:
     with pytest.raises(RequirementsUnmet) as info:
         get_variant(Requirements(latency_ms=1.0), 1, [a, b], snapshot([a, b]))
     closest = info.value.details["closest"]
-    assert closest["max_accuracy_within_latency"] is None
-    assert closest["variant_for_accuracy"] is None
-    # No accuracy constraint: every variant is accurate enough; the fastest is b at 5 ms.
-    assert closest["min_latency_ms_at_accuracy"] == 5.0
-    assert closest["variant_for_latency"] == "b"
+    # Nothing is within 1 ms, so there is no "accuracy within the latency" to name; the fastest is.
+    assert "max_accuracy_within_latency" not in closest
+    assert closest["fastest"]["latency_ms"] == 5.0 and closest["fastest"]["accuracy"] == 0.8
 
 
 def test_requirements_unmet_uses_latency_at_the_query_rows() -> None:
@@ -128,15 +157,17 @@ def test_requirements_unmet_uses_latency_at_the_query_rows() -> None:
     with pytest.raises(RequirementsUnmet) as info:
         get_variant(Requirements(latency_ms=10.0), 10, [v], snapshot([v]))  # 3 × 4 ms = 12 ms
     assert info.value.details["closest"]["best_latency_ms"] == 12.0
+    assert info.value.details["closest"]["fastest"]["latency_ms"] == 12.0
 
 
-def test_requirements_unmet_with_unprofiled_latency_reports_none() -> None:
+def test_requirements_unmet_with_unprofiled_latency_says_so() -> None:
     v = variant("v", accuracy=0.5, latencies=(), max_batch=1)
     with pytest.raises(RequirementsUnmet) as info:
         get_variant(Requirements(latency_ms=10.0), 1, [v], snapshot([v]))
     closest = info.value.details["closest"]
     assert closest["best_latency_ms"] is None  # infinite latency is not reported as a number
-    assert closest["min_latency_ms_at_accuracy"] is None
+    assert closest["fastest"]["latency_ms"] is None
+    assert "latency not profiled" in info.value.message
     assert closest["best_accuracy"] == 0.5
 
 
