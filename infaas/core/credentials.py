@@ -22,3 +22,15 @@ def key_matches(offered: bytes, key: bytes) -> bool:
     """Whether `offered` is the internal key, in time that does not depend on where they differ. An
     empty key matches nothing: a service without one refuses every internal request."""
     return bool(key) and hmac.compare_digest(offered, key)
+
+
+def carries_key(header: bytes | None, authorization: bytes | None, key: bytes) -> bool:
+    """Whether a request carries the internal key: in `INTERNAL_HEADER` when it has one (then that
+    header alone decides), else as a bearer token (Prometheus's scrape setting). The one rule for every
+    HTTP surface (`infaas.http.internal_auth` for the services, `infaas.metrics.keyed_server` for the
+    profiler's metrics port)."""
+    if header is not None:
+        return key_matches(header, key)
+    if authorization is not None and authorization[:7].lower() == b"bearer ":
+        return key_matches(authorization[7:].strip(), key)
+    return False

@@ -14,7 +14,7 @@ import logging
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from infaas.core.credentials import INTERNAL_HEADER, key_matches
+from infaas.core.credentials import INTERNAL_HEADER, carries_key
 
 log = logging.getLogger("infaas.auth")
 
@@ -22,7 +22,6 @@ OPEN_PATHS = frozenset({"/health"})
 """Paths answered without the key: a liveness probe holds no secret."""
 
 _HEADER = INTERNAL_HEADER.encode()
-_BEARER = b"bearer "
 
 
 class InternalAuth:
@@ -55,14 +54,13 @@ class InternalAuth:
         await send_error(send, 401, "unauthorized", message)
 
     def _carries_key(self, scope: Scope) -> bool:
+        header = authorization = None
         for name, value in scope["headers"]:
             if name == _HEADER:
-                return key_matches(value, self.key)
-            # A bearer token that is not the key may be a caller's API key: keep looking for the header.
-            if name == b"authorization" and value[:7].lower() == _BEARER:
-                if key_matches(value[7:].strip(), self.key):
-                    return True
-        return False
+                header = value
+            elif name == b"authorization":
+                authorization = value
+        return carries_key(header, authorization, self.key)
 
 
 async def send_error(send: Send, status: int, code: str, message: str) -> None:

@@ -17,7 +17,7 @@ import orjson
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import ThreadingWSGIServer
 
-from infaas.core.credentials import key_matches
+from infaas.core.credentials import carries_key
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -64,11 +64,13 @@ def keyed(app: WsgiApp, key: str) -> WsgiApp:
         if environ.get("PATH_INFO") == "/health":
             start_response("200 OK", [("Content-Type", "application/json")])
             return [b'{"status":"ok"}']
-        offered = environ.get("HTTP_X_INFAAS_INTERNAL", "")
-        bearer = environ.get("HTTP_AUTHORIZATION", "")
-        if bearer[:7].lower() == "bearer ":
-            offered = offered or bearer[7:]
-        if not key_matches(offered.encode(), expected):
+        header, bearer = environ.get("HTTP_X_INFAAS_INTERNAL"), environ.get("HTTP_AUTHORIZATION")
+        # WSGI decodes header bytes as latin-1: encoding back gives the bytes sent.
+        if not carries_key(
+            None if header is None else header.encode("latin-1"),
+            None if bearer is None else bearer.encode("latin-1"),
+            expected,
+        ):
             start_response("401 Unauthorized", [("Content-Type", "application/json")])
             return [_UNAUTHORIZED]
         return app(environ, start_response)

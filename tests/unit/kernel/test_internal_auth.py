@@ -56,3 +56,17 @@ def test_an_empty_key_refuses_everything_but_health_and_says_why() -> None:
 def test_a_public_app_has_no_check() -> None:
     with _client(None) as client:
         assert client.post("/internal/thing").status_code == 200
+
+
+def test_one_rule_for_every_http_surface() -> None:
+    from infaas.core.credentials import carries_key
+
+    key = KEY.encode()
+    assert carries_key(key, None, key)
+    assert carries_key(None, b"Bearer " + key, key)
+    assert carries_key(None, b"bearer  " + key, key)  # scheme case-insensitive, spaces trimmed
+    # The header, when present, decides alone: a right bearer does not rescue a wrong header.
+    assert not carries_key(b"wrong", b"Bearer " + key, key)
+    assert not carries_key(None, b"Basic " + key, key)
+    assert not carries_key(None, None, key)
+    assert not carries_key(b"", None, b"")  # no key configured: nothing matches
