@@ -126,6 +126,13 @@ class Settings(BaseSettings):
     heartbeat_ttl_s: float = 5.0
     """A worker whose heartbeat is older than this is considered gone."""
 
+    pulse_interval_s: float = 0.025
+    """How often an executor publishes its pulse (`infaas.data.pulses`), the fast liveness signal; 0 sends
+    none (a failure is then noticed by the heartbeat's expiry, a dropped push connection, or the provider)."""
+
+    pulse_misses: int = 2
+    """A worker whose pulses stopped for this many intervals, while the channel carried others, is failed."""
+
     auth_cache_ttl_s: float = 10.0
     """How long the gateway trusts a verified key (and a known model signature) before asking again."""
 
@@ -223,6 +230,19 @@ class Settings(BaseSettings):
 
     scale_down_min_s: float = 5.0
     """Floor under T_v, the wait before a scale-down (T_v is the variant's load latency)."""
+
+    scale_keep_loaded_s: float = Field(default=30.0, ge=0)
+    """An instance younger than this is never removed or downgraded away: whoever loaded it (a scale-up,
+    or a query with nothing else to run on) needed it moments ago. The one owner of an instance's first
+    seconds, so the scheduler's loads and the planner's removals cannot fight."""
+
+    scale_up_miss_share: float = Field(default=0.05, gt=0, le=1)
+    """Share of a model's queries shed or late in the window above which it scales up even when the
+    capacity estimate says it fits (the estimate is wrong then), provided its instances are busy."""
+
+    scale_settle_s: float = Field(default=3.0, ge=0)
+    """After an instance of a model appears, its misses are not a reason to scale up again for this long:
+    the window still holds the queries from before it."""
 
     worker_provider: str = "none"
     """Worker autoscaler backend: `none`, `local` (executor processes here) or `kubernetes`."""

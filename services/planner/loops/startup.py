@@ -75,6 +75,9 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
                 slack_threshold=settings.slack_threshold,
                 lam=settings.autoscale_lambda,
                 min_scale_down_s=settings.scale_down_min_s,
+                keep_loaded_s=settings.scale_keep_loaded_s,
+                miss_scale_up=settings.scale_up_miss_share,
+                settle_s=settings.scale_settle_s,
             ),
             heartbeat_ttl_s=settings.heartbeat_ttl_s,
             requests=requests,
@@ -98,6 +101,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         tasks.append(asyncio.create_task(run_every(3600.0, prune, "event pruning")))
     provider = make_provider(settings)
     if provider is not None:
+        await provider.watch(redis, app.state.events)  # restarts dead workers where it does that itself
         workers = WorkerAutoscaler(
             redis=redis,
             lock=lock,
