@@ -60,8 +60,11 @@ def submit(
         raise first_error
     fitting = [m for m in models if m.signature == model.signature]
     min_accuracy = body.min_accuracy if body.min_accuracy is not None else app.default_min_accuracy
+    # As for queries (gateway/dataplane/queries.py): a job that states no accuracy runs only on variants
+    # as accurate as the registered model, unless the app allows lossy ones.
+    at_reference = min_accuracy is None and not app.lossy
     choice = choose_job_variant(
-        [c for m in fitting for c in _candidates(session, m)],
+        [c for m in fitting for c in _candidates(session, m, at_reference=at_reference)],
         min_accuracy=min_accuracy,
         hardware=live_hardware,
     )
@@ -92,7 +95,12 @@ def submit(
             throughput_rows_s=chosen.saturation_qps,
             cost_per_million_rows=1e6 * chosen.cost_per_s / chosen.saturation_qps,
             max_batch=chosen.max_batch,
-            reason=choice.reason,
+            reason=choice.reason
+            + (
+                " (only variants as accurate as the registered model: the app is not lossy)"
+                if at_reference
+                else ""
+            ),
             considered=choice.considered,
         ).model_dump(),
         inputs=inputs,
@@ -155,7 +163,8 @@ def _candidate_models(
     return ready, app
 
 
-def _candidates(session: Session, model: ModelRow) -> list[JobCandidate]:
+def _candidates(session: Session, model: ModelRow, *, at_reference: bool) -> list[JobCandidate]:
+    floor = model.reference_accuracy if at_reference else None
     return [
         JobCandidate(
             id=v.id,
@@ -167,7 +176,7 @@ def _candidates(session: Session, model: ModelRow) -> list[JobCandidate]:
             hardware=v.hardware,
         )
         for v in repo.variants(session, model.id)
-        if v.status == "ready"
+        if v.status == "ready" and (floor is None or (v.accuracy or 0.0) >= floor)
     ]
 
 

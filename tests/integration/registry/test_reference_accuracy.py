@@ -184,3 +184,28 @@ async def test_no_stated_accuracy_keeps_to_the_reference_unless_lossy(
     app.lossy = False
     stated = await decide(dispatcher, app, model, Requirements(min_accuracy=0.5))
     assert stated.variant.id == "sonar.int8" and "left out" not in stated.reason
+
+
+@pytest.mark.parametrize("lossy", [False, True], ids=["strict", "lossy"])
+def test_a_job_that_states_no_accuracy_keeps_to_the_reference_unless_lossy(
+    registry: TestClient, lossy: bool
+) -> None:
+    """Offline jobs follow the queries' rule: the int8 form (0.9) is a candidate for a job that states no
+    accuracy only when the app is lossy."""
+    register(registry, lossy=lossy)
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((6, FEATURES), dtype=np.float32))
+    sent = registry.post(
+        "/v1/jobs",
+        headers=app_headers("radar"),
+        files={"input": ("x.npy", buffer.getvalue())},
+        data={"metadata": '{"model": "sonar"}'},
+    )
+    assert sent.status_code == 202, sent.text
+    decision = sent.json()["decision"]
+    # All three forms have the same rows per dollar here: `considered` tells whether int8 was a candidate.
+    if lossy:
+        assert decision["considered"] == 3 and "not lossy" not in decision["reason"]
+    else:
+        assert decision["considered"] == 2 and decision["variant"] in ("sonar.fp32-basic", "sonar.fp32-all")
+        assert decision["accuracy"] >= 0.925 and "the app is not lossy" in decision["reason"]
