@@ -9,12 +9,18 @@ heartbeat key to expire. Several detectors may report the same failure: consumer
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
 
+from infaas.data import store
+
 FAILURES_CHANNEL = "infaas:failures"
+RECOVERIES_CHANNEL = "infaas:recoveries"
+CLAIM_TTL_MS = 600_000
+"""How long a declared (worker, incarnation) is remembered, so later detectors of it stay quiet."""
 
 
 @dataclass(frozen=True)
@@ -39,3 +45,73 @@ class FailureNotice:
 
 async def publish_failure(redis: aioredis.Redis, notice: FailureNotice) -> None:
     await redis.publish(FAILURES_CHANNEL, notice.encode())
+
+
+def claim_key(worker: str, incarnation: str, what: str = "declared") -> str:
+    return f"{store.P}failure:{what}:{worker}:{incarnation}"
+
+
+# Takes the worker out of the store unless it left on purpose (score 0: `store.forget_worker`; its push
+# connections then drop without a failure) or a newer incarnation already heartbeats under its name: its
+# hashes go, and its score becomes 0 as `store.forget_worker` leaves it (every reader drops it at once).
+# Returns the incarnation the hash held ('' when gone) and the variants it reported.
+_FAIL_WORKER = """
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) == '0' then return {0, ''} end
+local inc = redis.call('HGET', KEYS[1], 'incarnation')
+if ARGV[2] ~= '' and inc and inc ~= ARGV[2] then return {0, inc} end
+local vids = redis.call('HKEYS', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+local out = {1, inc or ''}
+for _, v in ipairs(vids) do out[#out + 1] = v end
+return out
+"""
+
+
+async def declare_failure(redis: aioredis.Redis, notice: FailureNotice) -> FailureNotice | None:
+    """Declare `notice.worker` failed once, whoever detects it: the first detector of a (worker,
+    incarnation) takes it out of the store and publishes the notice (its instances filled in from the
+    store when the detector did not know them); later ones, and a notice about an incarnation a restart
+    already replaced, change nothing. Returns the notice published, or None."""
+    incarnation = notice.incarnation
+    if not incarnation:  # a detector that does not know it (the provider): the store's, if still there
+        incarnation = store.text(await redis.hget(store.worker_key(notice.worker), "incarnation") or b"")
+    if not await redis.set(claim_key(notice.worker, incarnation), notice.detector, nx=True, px=CLAIM_TTL_MS):
+        return None
+    keys = [store.worker_key(notice.worker), store.instances_key(notice.worker), store.WORKERS]
+    result: Any = await redis.eval(_FAIL_WORKER, len(keys), *keys, notice.worker, incarnation)
+    if int(result[0]) == 0:
+        return None
+    vids = tuple(sorted(store.text(v) for v in result[2:]))
+    declared = replace(notice, incarnation=incarnation, instances=notice.instances or vids)
+    pipe = redis.pipeline(transaction=False)
+    pipe.publish(FAILURES_CHANNEL, declared.encode())
+    pipe.publish(store.INVALIDATE, "instances")
+    await pipe.execute()
+    return declared
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """The first answer for a failed worker's model from another worker: the end of that model's MTTR
+    (from `detected_at`, the failure's detection, to `answered_at`), published by the scheduler that
+    gave it on `RECOVERIES_CHANNEL` and recorded as an event by the planner."""
+
+    worker: str
+    incarnation: str
+    model: str
+    variant: str
+    replacement: str  # the worker that answered
+    detected_at: float
+    answered_at: float
+
+    @property
+    def mttr_s(self) -> float:
+        return max(0.0, self.answered_at - self.detected_at)
+
+    def encode(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def decode(cls, raw: bytes | str) -> Recovery:
+        return cls(**orjson.loads(raw))

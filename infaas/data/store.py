@@ -284,9 +284,16 @@ def worker_from_hash(wid: str, info: dict[bytes, bytes]) -> WorkerView:
 
 
 async def heartbeat(
-    r: aioredis.Redis, *, worker: WorkerView, instances: dict[str, dict[str, Any]], now: float, ttl_s: float
+    r: aioredis.Redis,
+    *,
+    worker: WorkerView,
+    instances: dict[str, dict[str, Any]],
+    now: float,
+    ttl_s: float,
+    incarnation: str = "",
 ) -> None:
-    """Report a worker's load and its instances' states in one round trip."""
+    """Report a worker's load and its instances' states in one round trip; `incarnation` tells this
+    run of the worker from an earlier one under the same id (`infaas.data.failures`)."""
     ttl_ms = int(ttl_s * 1000)
     pipe = r.pipeline(transaction=True)
     pipe.hset(
@@ -300,6 +307,7 @@ async def heartbeat(
             "utilization": f"{worker.utilization:.4f}",
             "heartbeat_at": f"{now:.3f}",
             "push": worker.push,
+            "incarnation": incarnation,
         },
     )
     pipe.pexpire(worker_key(worker.id), ttl_ms)

@@ -50,8 +50,11 @@ class Supervisor:
         policy: BackoffPolicy | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_event: EventSink | None = None,
+        restart_clean_exits: bool = True,
     ) -> None:
         self.suite = suite
+        # False: a process that exited with code 0 left on purpose (a drained executor) and stays down.
+        self.restart_clean_exits = restart_clean_exits
         self.on_event = on_event
         self.policy = policy or BackoffPolicy()
         # The suite stamps start times with time.monotonic; an injected clock must be on the same scale.
@@ -70,7 +73,7 @@ class Supervisor:
                     self._restart(name)
                 continue
             code = proc.poll()
-            if code is None:
+            if code is None or (code == 0 and not self.restart_clean_exits):
                 continue
             uptime = now - self.suite.started_at[name]
             verdict, self._history[name] = on_exit(

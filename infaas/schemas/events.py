@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-EventKind = Literal["model_autoscaler", "worker_autoscaler", "supervisor", "registry", "profiler"]
+EventKind = Literal["model_autoscaler", "worker_autoscaler", "supervisor", "registry", "profiler", "failure"]
 """Who decided: the planner's two autoscalers; the launcher's supervisor (a service exited, was restarted,
 is crash-looping); the registry (state republished to Redis); the profiler side (a profile's lease lost,
-profiling again)."""
+profiling again); a worker failure (declared: why and by whom; recovered: each model's MTTR)."""
 Outcome = Literal["decided", "done", "failed"]
 
 
@@ -23,7 +23,7 @@ class Event(BaseModel):
     action: str = Field(
         description=(
             "replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, "
-            "drain_worker, exited, restarted, crash_loop, republish, reprofile, …"
+            "drain_worker, exited, restarted, crash_loop, republish, reprofile, declared, recovered, …"
         )
     )
     model: str | None = None

@@ -7,6 +7,7 @@ import contextlib
 import logging
 import socket
 import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,6 +22,7 @@ from infaas.core.config import Settings
 from infaas.core.errors import InfaasError, NotFound, Unavailable
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
+from infaas.data.pulses import Pulse, PulseSender
 from infaas.http.app import install_common, settle_heap
 from infaas.metrics.buffer import flushing
 from infaas.policy.selection import WorkerView
@@ -28,6 +30,7 @@ from infaas.runtimes.hardware import detect_hardware
 from infaas.schemas.api import WorkerRegistration
 from infaas.schemas.variants import VariantProfile
 from services.executor import control, metrics
+from services.executor.failures import listen_failures
 from services.executor.instance_state import Thresholds
 from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
@@ -104,6 +107,7 @@ def create_app(settings: Settings) -> FastAPI:
     memory = settings.worker_memory_bytes or hardware.memory_bytes
     worker_id = f"cpu-{socket.gethostname()}-{settings.executor_port}"
     url = settings.service_url("executor")
+    incarnation = uuid.uuid4().hex[:12]  # tells this run from an earlier one under the same worker id
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -173,7 +177,12 @@ def create_app(settings: Settings) -> FastAPI:
                 push=push_addr,
             )
             await store.heartbeat(
-                redis, worker=view, instances=states, now=time.time(), ttl_s=settings.heartbeat_ttl_s
+                redis,
+                worker=view,
+                instances=states,
+                now=time.time(),
+                ttl_s=settings.heartbeat_ttl_s,
+                incarnation=incarnation,
             )
             if changed:  # schedulers re-read instance states now rather than at their next poll
                 await redis.publish(store.INVALIDATE, "instances")
@@ -202,10 +211,19 @@ def create_app(settings: Settings) -> FastAPI:
                 await asyncio.sleep(settings.heartbeat_interval_s)
 
         task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
+        claims = asyncio.create_task(listen_failures(host), name="failure-notices")
+        pulses = None
+        if settings.pulse_interval_s > 0:
+            pulses = PulseSender(
+                settings.require_redis(), Pulse(worker_id, incarnation), interval_s=settings.pulse_interval_s
+            )
+            pulses.start()
         settle_heap()
         async with flushing():
             yield
-        await stop_tasks(task)
+        if pulses is not None:  # first: detectors hear it is leaving, not failing, as it stops answering
+            await asyncio.to_thread(pulses.stop)
+        await stop_tasks(task, claims)
         push_server.close()  # no new connections; unloading refuses what is queued, to be sent elsewhere
         await host.close()
         with contextlib.suppress(Exception):

@@ -109,3 +109,10 @@ def set_state(variant: str, state: str, pending: int, batch_limit: int) -> None:
         INSTANCE_STATE.labels(variant, s).set(1.0 if s == state else 0.0)
     PENDING.labels(variant).set(pending)
     BATCH_LIMIT.labels(variant).set(batch_limit)
+
+
+ORPHANS_CLAIMED = Counter(
+    "infaas_orphaned_entries_claimed_total",
+    "Stream entries a failed worker left pending, claimed and served by this one",
+    ["variant"],
+)

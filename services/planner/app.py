@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from infaas.core.config import Settings
 from infaas.http.app import install_common
 from services.planner.api import router
+from services.planner.failures import FailureWatch
 from services.planner.loops.startup import start_loops
 
 
@@ -21,7 +22,16 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.settings = settings
         app.state.redis = aioredis.Redis.from_url(settings.require_redis())
         stop_loops = await start_loops(app, settings)
+        watch = FailureWatch(
+            app.state.redis,
+            getattr(app.state, "events", None),
+            interval_s=settings.pulse_interval_s,
+            misses=settings.pulse_misses,
+        )
+        await watch.start()
+        app.state.failures = watch
         yield
+        await watch.stop()
         await stop_loops()
         await app.state.redis.aclose()
 

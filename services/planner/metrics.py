@@ -3,7 +3,7 @@ chunk dispatch. Labels stay few (the throttle's `paused` is true or false)."""
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter, Gauge, Histogram
 
 LIVE_WORKERS = Gauge(
     "infaas_planner_live_workers", "Workers with a fresh heartbeat", multiprocess_mode="livemax"
@@ -22,4 +22,19 @@ CHUNKS_DISPATCHED = Counter(
 )
 THROTTLE_CHANGES = Counter(
     "infaas_planner_throttle_changes_total", "Throttle pause/resume changes", ["paused"]
+)
+
+_FAILURE_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+FAILURES_DETECTED = Counter(
+    "infaas_failures_detected_total", "Workers declared failed, by who noticed", ["detector"]
+)
+DETECTION_SECONDS = Histogram(
+    "infaas_failure_detection_seconds",
+    "From a failed worker's last sign of life to its failure being declared",
+    buckets=_FAILURE_BUCKETS,
+)
+MTTR_SECONDS = Histogram(
+    "infaas_failure_mttr_seconds",
+    "Per failed worker and model it served: from detection to the first answer from another worker",
+    buckets=_FAILURE_BUCKETS,
 )

@@ -41,6 +41,7 @@ from services.scheduler import metrics
 from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
 from services.scheduler.demand import DemandCounter
+from services.scheduler.failures import Failover
 from services.scheduler.gate import AdmissionGate
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import WorkerLost
@@ -70,6 +71,7 @@ class Dispatcher:
         self.id = uuid.uuid4().hex[:12]
         self.replies = Replies(redis, snapshot, store.reply_channel(self.id))
         self.sender = Sender(redis=redis, snapshot=snapshot, replies=self.replies, settings=settings)
+        self.failover = Failover(redis=redis, snapshot=snapshot, sender=self.sender, replies=self.replies)
         self._loads: dict[str, asyncio.Future[None]] = {}
         self._cold_loaded: dict[str, float] = {}  # model -> when this dispatcher last cold-loaded it
         self.demand = DemandCounter()
@@ -97,6 +99,7 @@ class Dispatcher:
             await self.sender.push.aclose()
         await self.sender.enqueuer.aclose()
         await stop_tasks(self._listener, self._counting)
+        await self.failover.aclose()
 
     async def _housekeeping(self, every_s: float = 0.25) -> None:
         """What need not happen per query, every `every_s`: the queue gauges, and adding the rows sent
@@ -317,6 +320,8 @@ class Dispatcher:
                 reason=reply_header["error"],
             )
         self.gate.observe(decision.variant, rows, arrived, prediction, reply_header)
+        if self.failover.recovering:  # a model recovering from a failure: this answer may end it
+            self.failover.answered(decision.variant.model, decision.variant.id, str(reply_header["worker"]))
         if key is not None:
             self.cache.put(key, outputs, variant=decision.variant.id)
         reason = decision.reason + (

@@ -5,8 +5,11 @@ while it was down), or Redis was unreachable for a moment. Dropping such a worke
 burst of 503 "no live worker" while the worker itself was serving. So a worker seen once is kept until
 it has not been seen for `ttl_s` of the scheduler's own clock while Redis answered: the time Redis was
 away does not count, and after it answers again every known worker has a full `ttl_s` to heartbeat.
-A worker that left on purpose (`infaas.data.store.forget_worker`) is dropped at once; one whose push
-connection fails is left out by the snapshot (`SnapshotCache.note_unreachable`), as before.
+A worker that left on purpose (`infaas.data.store.forget_worker`) is dropped at once, and so is one
+declared failed (`infaas.data.failures.declare_failure` marks it departed in the store, and the snapshot
+drops it on the notice: `SnapshotCache.drop_failed`) — a failure is declared from pulses that other workers
+kept sending, never from Redis being away. One whose push connection fails is left out by the snapshot
+(`SnapshotCache.note_unreachable`).
 """
 
 from __future__ import annotations

@@ -51,3 +51,7 @@ SLO_MET = {True: SLO.labels("true"), False: SLO.labels("false")}
 REQUEST_OK = REQUEST_SECONDS.labels("ok")
 ADMITTED = {o: ADMISSION.labels(o) for o in ("admitted", "rerouted", "late", "shed", "default")}
 SHED_DEADLINE = SHED.labels("deadline")
+TAKEN_BACK = Counter(
+    "infaas_scheduler_taken_back_total",
+    "Stream entries taken back from a failed worker that no other worker of the variant could claim",
+)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Callable
 
 from infaas.wire.connection import FramedProtocol, split_addr
 from infaas.wire.frames import peek_header
@@ -40,6 +41,7 @@ class _Connection(FramedProtocol):
         self.pool = pool
         self.addr = addr
         self.sent: set[str] = set()  # ids of queries sent here and not yet answered
+        self.cut = False  # closed by this side (`PushPool.lose`): not news about the worker
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -58,6 +60,11 @@ class _Connection(FramedProtocol):
         if self.pool.connections.get(self.addr) is self:
             del self.pool.connections[self.addr]
         reason = f"connection lost ({exc})" if exc else "connection closed"
+        self.fail_sent(reason)
+        if not self.cut and not self.pool.closed and self.pool.on_drop is not None:
+            self.pool.on_drop(self.addr, reason)
+
+    def fail_sent(self, reason: str) -> None:
         for qid in self.sent:
             future = self.pool.waiting.get(qid)
             if future is not None and not future.done():
@@ -82,6 +89,8 @@ class PushPool:
         self.outstanding: Counter[str] = Counter()  # per address: sent (or being sent), not yet done
         self._connecting: dict[str, asyncio.Future[_Connection]] = {}
         self.closed = False
+        self.on_drop: Callable[[str, str], None] | None = None
+        """Told of each connection the executor's side dropped (address, why): a failure sign."""
 
     def in_flight(self, addr: str) -> int:
         return self.outstanding[addr]
@@ -134,6 +143,15 @@ class PushPool:
         conn = self.connections.get(addr)
         if conn is not None:
             conn.sent.discard(qid)
+
+    def lose(self, addr: str, reason: str) -> None:
+        """The worker at `addr` was declared failed: its queries go elsewhere now, not at their deadline
+        (a hung worker keeps its connection open), and the connection is cut."""
+        conn = self.connections.pop(addr, None)
+        if conn is not None:
+            conn.cut = True
+            conn.fail_sent(reason)
+            conn.abort()
 
     async def aclose(self) -> None:
         self.closed = True

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 
 from infaas.data import store
+from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
 from infaas.wire.frames import peek_header
 from services.scheduler.snapshot import SnapshotCache
 
@@ -24,6 +26,8 @@ class Replies:
         self.channel = channel
         # Futures by query id; the push pool resolves them too, so it is handed this very dict.
         self.waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
+        self.on_failure: Callable[[FailureNotice], Awaitable[None]] | None = None
+        """Called with each worker failure notice (`infaas.data.failures`) heard on the subscription."""
 
     def expect(self, qid: str) -> asyncio.Future[bytes | memoryview]:
         """The future the answer to `qid` resolves; the caller `forget`s it once it stops waiting."""
@@ -35,12 +39,12 @@ class Replies:
         self.waiting.pop(qid, None)
 
     async def listen(self, ready: asyncio.Event) -> None:
-        """One subscription for all answers to this process, plus the store's invalidations; `ready` is
-        set once it is subscribed (and re-subscribed after a loss)."""
+        """One subscription for all answers to this process, plus the store's invalidations and worker
+        failure notices; `ready` is set once it is subscribed (and re-subscribed after a loss)."""
         while True:
             pubsub = self.redis.pubsub()
             try:
-                await pubsub.subscribe(self.channel, store.INVALIDATE)
+                await pubsub.subscribe(self.channel, store.INVALIDATE, FAILURES_CHANNEL)
                 if ready.is_set():  # re-subscribed: invalidations sent meanwhile were missed
                     await self.snapshot.on_invalidate("variants")
                 ready.set()
@@ -49,6 +53,10 @@ class Replies:
                         continue
                     if message["channel"] == store.INVALIDATE.encode():
                         await self.snapshot.on_invalidate(message["data"].decode())
+                        continue
+                    if message["channel"] == FAILURES_CHANNEL.encode():
+                        if self.on_failure is not None:
+                            await self.on_failure(FailureNotice.decode(message["data"]))
                         continue
                     frame: bytes = message["data"]
                     future = self.waiting.pop(str(peek_header(frame).get("id")), None)

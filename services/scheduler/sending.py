@@ -42,6 +42,8 @@ class Sender:
         self._ids = itertools.count()  # query ids: unique per dispatcher, whose reply channel is its own
         # Rows sent per variant, not yet added to the store's counter (the dispatcher's housekeeping does).
         self.offered_rows: Counter[str] = Counter()
+        # Queries waiting on a stream: id -> (variant, entry id), for taking them back after a failure.
+        self.in_streams: dict[str, tuple[str, bytes]] = {}
 
     def target(self, decision: Decision) -> WorkerView | None:
         """The worker to push the query to: the one it is being loaded on, or among the workers with an
@@ -89,7 +91,8 @@ class Sender:
         future = self.replies.expect(qid)
         try:
             if target is None:
-                await self.enqueuer.xadd(store.stream_key(decision.variant.id), frame)
+                vid = decision.variant.id
+                self.in_streams[qid] = (vid, await self.enqueuer.xadd(store.stream_key(vid), frame))
             else:
                 assert self.push is not None
                 await self.push.send(target.push, qid, frame)
@@ -97,6 +100,7 @@ class Sender:
             reply_header, outputs = decode_frame(await until(future, wait_until))
         finally:
             self.replies.forget(qid)
+            self.in_streams.pop(qid, None)
             if target is not None and self.push is not None:
                 self.push.done(qid, target.push)
         if "refused" in reply_header:

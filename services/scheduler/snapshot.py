@@ -4,8 +4,8 @@ Variants change rarely (a model finishes profiling): they are reloaded when the 
 invalidation, and when the registry's publication token changes (a republication after Redis lost its
 data: the invalidation may have been missed while the subscription was down). Workers and instances
 change often: they are re-read every `interval` and whenever an executor announces a change; a worker
-whose heartbeat vanished is kept for a while (`liveness.py`). A query then decides from memory, with no
-Redis round trip.
+whose heartbeat vanished is kept for a while (`liveness.py`), and one declared failed leaves at once
+(`drop_failed`). A query then decides from memory, with no Redis round trip.
 """
 
 from __future__ import annotations
@@ -152,6 +152,22 @@ class SnapshotCache:
         its heartbeat would have expired anyway (a restarted executor listens on a new address)."""
         self._unreachable[push_addr] = time.monotonic() + self.ttl_s
         self._set_live(*self._reachable(self.snapshot.workers, self.snapshot.instances))
+
+    def drop_failed(self, worker_id: str) -> tuple[WorkerView | None, frozenset[str]]:
+        """A worker declared failed (`infaas.data.failures`) leaves the snapshot now; the store already
+        lists it as gone, so the next read does not bring it back. Returns it (None if unknown here)
+        and the variants it had instances of."""
+        seen = self._known.pop(worker_id, None)
+        snap = self.snapshot
+        worker = next((w for w in snap.workers if w.id == worker_id), seen.worker if seen else None)
+        vids = frozenset(i.variant_id for i in snap.instances if i.worker_id == worker_id)
+        if seen is not None:
+            vids |= {i.variant_id for i in seen.instances}
+        self._set_live(
+            tuple(w for w in snap.workers if w.id != worker_id),
+            tuple(i for i in snap.instances if i.worker_id != worker_id),
+        )
+        return worker, vids
 
     async def start(self) -> None:
         await self.refresh_variants()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+import redis.asyncio as aioredis
+
 from infaas.policy.selection import WorkerView
+from services.planner.event_log import EventLog
 
 
 class WorkerProvider(ABC):
@@ -32,6 +35,12 @@ class WorkerProvider(ABC):
     @abstractmethod
     def owns(self, worker: WorkerView) -> bool:
         """Whether `worker` is one this provider may remove (never another system's workers)."""
+
+    async def watch(self, redis: aioredis.Redis, events: EventLog | None) -> None:
+        """Start keeping this provider's workers up, if it does that itself (the local provider restarts
+        a dead executor process and declares it failed). By default nothing: on Kubernetes the
+        Deployment's controller replaces a dead pod."""
+        del redis, events
 
     @abstractmethod
     async def close(self) -> None:

@@ -1,0 +1,207 @@
+"""The planner's failure watch: detects failed workers from their pulses, and records every failure and
+every recovery as an event.
+
+Detection (`infaas.policy.failure_detection`): the watch hears every executor's pulse
+(`infaas.data.pulses`) and publishes its own on the same channel every half interval, with its send time
+as the incarnation; each echo heard back is a moment the channel was known to work, so a worker whose last
+pulse is older than `pulse_misses` intervals by then is declared failed (`infaas.data.failures`:
+out of the store at once, the notice published). A subscription that was lost restarts every worker's
+clock: the pulses it missed say nothing about the workers.
+
+Recording: every notice heard, whoever detected it (this watch, a scheduler whose push connection
+dropped, the local provider seeing a process exit), becomes one `failure`/`declared` event, and every
+recovery a scheduler reports (`Recovery`: the first answer for one of the failed worker's models from
+another worker) one `failure`/`recovered` event with the MTTR; several planners record each once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from infaas.data.failures import (
+    CLAIM_TTL_MS,
+    FAILURES_CHANNEL,
+    RECOVERIES_CHANNEL,
+    FailureNotice,
+    Recovery,
+    claim_key,
+    declare_failure,
+)
+from infaas.data.pulses import PULSES_CHANNEL, Pulse
+from infaas.policy.failure_detection import silent
+from services.planner import metrics
+from services.planner.event_log import EventLog
+
+log = logging.getLogger("infaas.planner")
+
+
+class FailureWatch:
+    def __init__(
+        self, redis: aioredis.Redis, events: EventLog | None, *, interval_s: float, misses: int
+    ) -> None:
+        self.redis = redis
+        self.events = events
+        self.interval_s = interval_s
+        self.timeout_s = misses * interval_s
+        self.misses = misses
+        self.me = f"detector-{uuid.uuid4().hex[:8]}"
+        self.heard: dict[str, float] = {}  # worker -> monotonic time its latest pulse arrived
+        self.incarnations: dict[str, str] = {}
+        self.declared: dict[str, str] = {}  # worker -> incarnation this watch declared failed
+        self.notices: list[FailureNotice] = []  # every notice heard, newest last (bounded)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._subscribed = asyncio.Event()
+
+    async def start(self) -> None:
+        self._tasks.append(asyncio.create_task(self._listen(), name="failure-watch"))
+        await asyncio.wait_for(self._subscribed.wait(), timeout=10)
+        if self.interval_s > 0:
+            self._tasks.append(asyncio.create_task(self._echo(), name="failure-watch-echo"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _echo(self) -> None:
+        while True:
+            try:
+                await self.redis.publish(PULSES_CHANNEL, Pulse(self.me, repr(time.monotonic())).encode())
+            except Exception as exc:  # Redis away: no echo, so nobody is declared meanwhile
+                log.debug("failure watch echo failed: %s", exc)
+            await asyncio.sleep(self.interval_s / 2)
+
+    async def _listen(self) -> None:
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(PULSES_CHANNEL, FAILURES_CHANNEL, RECOVERIES_CHANNEL)
+                now = time.monotonic()
+                self.heard = dict.fromkeys(self.heard, now)  # pulses missed meanwhile say nothing
+                self._subscribed.set()
+                async for message in pubsub.listen():
+                    if message["type"] == "message":
+                        await self._on_message(message["channel"], message["data"])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("failure watch subscription lost (%s); resubscribing", exc)
+                await asyncio.sleep(0.2)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def _on_message(self, channel: bytes, data: bytes) -> None:
+        try:
+            if channel == PULSES_CHANNEL.encode():
+                await self.on_pulse(Pulse.decode(data), time.monotonic())
+            elif channel == FAILURES_CHANNEL.encode():
+                await self.on_notice(FailureNotice.decode(data))
+            else:
+                await self.on_recovery(Recovery.decode(data))
+        except (ValueError, TypeError, KeyError) as exc:
+            log.warning("ignoring a malformed message on %s: %s", channel.decode(), exc)
+
+    async def on_pulse(self, pulse: Pulse, now: float) -> None:
+        if pulse.worker == self.me:
+            await self._check(float(pulse.incarnation))
+            return
+        if pulse.worker.startswith("detector-"):
+            return  # another planner's echo
+        if pulse.state == "leaving":
+            self.heard.pop(pulse.worker, None)
+            return
+        if self.declared.get(pulse.worker) == pulse.incarnation:
+            # Declared failed, yet it pulses: a false alarm (a stall longer than the timeout). Its
+            # next heartbeat puts it back in the store; a later real failure may be declared again.
+            del self.declared[pulse.worker]
+            await self.redis.delete(claim_key(pulse.worker, pulse.incarnation))
+            log.warning("worker %s pulses again after being declared failed", pulse.worker)
+            await self._record(
+                action="revived",
+                outcome="done",
+                worker=pulse.worker,
+                reason=f"{pulse.worker} pulsed again after being declared failed: it had stalled, not died",
+                details={"incarnation": pulse.incarnation},
+            )
+        self.heard[pulse.worker] = now
+        self.incarnations[pulse.worker] = pulse.incarnation
+
+    async def _check(self, echo_sent_at: float) -> None:
+        for worker in silent(self.heard, echo_sent_at=echo_sent_at, timeout_s=self.timeout_s):
+            last = self.heard.pop(worker)
+            incarnation = self.incarnations.pop(worker, "")
+            quiet_ms = (time.monotonic() - last) * 1000
+            notice = FailureNotice(
+                worker=worker,
+                reason=(
+                    f"no pulse for {quiet_ms:.0f} ms ({self.misses} missed at "
+                    f"{self.interval_s * 1000:.0f} ms) while the channel carried others"
+                ),
+                detected_at=time.time(),
+                last_seen_at=time.time() - (time.monotonic() - last),
+                detector="planner",
+                incarnation=incarnation,
+            )
+            if await declare_failure(self.redis, notice) is not None:
+                self.declared[worker] = incarnation
+                log.warning("worker %s declared failed: %s", worker, notice.reason)
+
+    async def on_notice(self, notice: FailureNotice) -> None:
+        self.heard.pop(notice.worker, None)
+        self.notices = [*self.notices[-99:], notice]
+        if not await self.redis.set(
+            claim_key(notice.worker, notice.incarnation, "recorded"), self.me, nx=True, px=CLAIM_TTL_MS
+        ):
+            return
+        detection_s = max(0.0, notice.detected_at - notice.last_seen_at)
+        metrics.FAILURES_DETECTED.labels(notice.detector).inc()
+        metrics.DETECTION_SECONDS.observe(detection_s)
+        await self._record(
+            action="declared",
+            outcome="failed",
+            worker=notice.worker,
+            reason=f"declared failed by the {notice.detector}: {notice.reason}",
+            details={
+                "detector": notice.detector,
+                "incarnation": notice.incarnation,
+                "detection_ms": round(detection_s * 1000, 1),
+                "instances": list(notice.instances),
+            },
+        )
+
+    async def on_recovery(self, recovery: Recovery) -> None:
+        key = claim_key(recovery.worker, recovery.incarnation, f"recovered:{recovery.model}")
+        if not await self.redis.set(key, self.me, nx=True, px=CLAIM_TTL_MS):
+            return
+        metrics.MTTR_SECONDS.observe(recovery.mttr_s)
+        mttr_ms = round(recovery.mttr_s * 1000, 1)
+        await self._record(
+            action="recovered",
+            outcome="done",
+            worker=recovery.replacement,
+            model=recovery.model,
+            variant=recovery.variant,
+            reason=(
+                f"{recovery.model} answered by {recovery.replacement} {mttr_ms} ms after "
+                f"{recovery.worker} was declared failed (MTTR)"
+            ),
+            details={"failed_worker": recovery.worker, "mttr_ms": mttr_ms},
+        )
+
+    async def _record(self, **fields: Any) -> None:
+        if self.events is None:
+            return
+        try:
+            await self.events.record(kind="failure", **fields)
+        except Exception:  # an event that cannot be written never stops detection
+            log.exception("recording a failure event failed")
