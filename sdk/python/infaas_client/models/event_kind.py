@@ -1,6 +1,7 @@
 from enum import StrEnum
 
 class EventKind(StrEnum):
+    FAILURE = "failure"
     MODEL_AUTOSCALER = "model_autoscaler"
     PROFILER = "profiler"
     REGISTRY = "registry"
