@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
@@ -15,6 +15,8 @@ INT64_MAX = 2**63 - 1
 in the database instead of a 422 here."""
 MAX_LATENCY_MS = 86_400_000.0
 """A latency SLO longer than a day is a mistake, not a requirement."""
+MAX_WARM_INSTANCES = 64
+"""Bounds an app's `warm_instances`: a typo (1000) must not try to fill every worker."""
 SloPolicy = Literal["error", "best_effort", "default"]
 Prefer = Literal["cost", "latency"]
 ModelStatus = Literal["registered", "profiling", "ready", "failed"]
@@ -60,6 +62,14 @@ class AppCreate(Strict):
         "states no accuracy (none in the query, no `default_min_accuracy`). Off: such a query is answered "
         "only by variants at least as accurate as the model as registered (`reference_accuracy`).",
     )
+    warm_instances: StrictInt = Field(
+        1,
+        ge=0,
+        le=MAX_WARM_INSTANCES,
+        description="Instances kept loaded for each of the app's models once it is ready: the cheapest "
+        "variant that meets the app's default requirements is loaded at once, and the planner never scales "
+        "a model below this. 0: nothing is loaded until the first query.",
+    )
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 
@@ -82,10 +92,11 @@ class AppUpdate(Strict):
     cache: bool | SkipJsonSchema[None] = None
     prefer: Prefer | SkipJsonSchema[None] = None
     lossy: bool | SkipJsonSchema[None] = None
+    warm_instances: StrictInt | SkipJsonSchema[None] = Field(None, ge=0, le=MAX_WARM_INSTANCES)
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 
-    @field_validator("slo_policy", "cache", "prefer", "lossy")
+    @field_validator("slo_policy", "cache", "prefer", "lossy", "warm_instances")
     @classmethod
     def _not_null(cls, value: object) -> object:
         # Runs only on values sent (defaults are not validated): an explicit null.
@@ -111,6 +122,7 @@ class App(BaseModel):
     cache: bool = True
     prefer: Prefer = "cost"
     lossy: bool = False
+    warm_instances: int = 1
     created_at: datetime
     models: list[str] = Field(default_factory=list)
     keys: list[ApiKeyInfo] = Field(default_factory=list, description="The app's API keys (prefixes only).")
@@ -300,6 +312,7 @@ class AppInternal(BaseModel):
     cache: bool = True
     prefer: Prefer = "cost"
     lossy: bool = False
+    warm_instances: int = 1
     models: list[ModelInternal]
 
 

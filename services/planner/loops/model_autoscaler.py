@@ -2,9 +2,10 @@
 autoscaler (`worker_autoscaler.py`).
 
 Each tick: hold the leader lease (else do nothing), observe (`observe.py`), decide with a
-pure policy — the scaling policy, then interference mitigation (`policies/interference.py`) for
-the models it left alone — record the decision with its reason, carry it out, record the outcome. A
-model with a decision still being carried out is left alone until it finishes, so two ticks never race.
+pure policy — the scaling policy, then interference mitigation (`policies/interference.py`) and
+warm instances (`policies/warm.py`) for the models it left alone — record the decision with its
+reason, carry it out, record the outcome. A model with a decision still being carried out is left
+alone until it finishes, so two ticks never race.
 Carrying out: loads first (`POST /v1/instances` on the chosen workers, concurrently), then drains
 (`POST /v1/instances/{variant}/drain`) of the instances being replaced or removed — capacity only goes
 once its replacement is active, and a drain serves everything that was queued for it.
@@ -26,7 +27,7 @@ from infaas.data import store
 from services.planner.event_log import EventLog
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.observe import InstanceAges, LoadMeter, SloCache, observe
-from services.planner.policies import greedy, ilp, interference
+from services.planner.policies import greedy, ilp, interference, warm
 from services.planner.policies.snapshot import ClusterSnapshot, Decision, Plan, ScalingConfig
 
 log = logging.getLogger("infaas.planner")
@@ -127,7 +128,10 @@ class ModelAutoscaler:
             skip_models={d.model for d in result.decisions},
         )
         self.interfered_since, self.moved = dict(moves.since), dict(moves.moved)
-        decisions = (*result.decisions, *moves.decisions)
+        warming = warm.warm_up(
+            snapshot, self.config, skip_models={d.model for d in (*result.decisions, *moves.decisions)}
+        )
+        decisions = (*result.decisions, *moves.decisions, *warming)
         asking: set[tuple[str, str | None]] = set()
         holding: set[tuple[str, str]] = set()
         for decision in decisions:

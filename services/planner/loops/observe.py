@@ -113,26 +113,57 @@ class InstanceAges:
         return dict(self.first_seen)
 
 
-class SloCache:
-    """Each app's default latency SLO and accuracy, re-read from the registry every `ttl_s`."""
+@dataclass(frozen=True, slots=True)
+class AppDefaults:
+    """What the model autoscaler plans with from an app: its default requirements, how many instances
+    of each model it keeps warm, and which of its models are ready."""
 
-    def __init__(self, registry: AsyncRegistryClient, *, ttl_s: float = 10.0) -> None:
+    slo_ms: float | None = None
+    min_accuracy: float | None = None
+    warm_instances: int | None = None
+    lossy: bool = True
+    ready: frozenset[str] = frozenset()
+
+
+UNKNOWN_APP = AppDefaults()
+"""The registry away and the app never read: no SLO, no warm floor (None: the config's), nothing ready."""
+
+
+class SloCache:
+    """Each app's defaults (`AppDefaults`), re-read from the registry every `ttl_s`, and sooner while one
+    of its models is still being profiled (its readiness is what starts its warm instances)."""
+
+    def __init__(
+        self, registry: AsyncRegistryClient, *, ttl_s: float = 10.0, profiling_ttl_s: float = 1.0
+    ) -> None:
         self.registry = registry
         self.ttl_s = ttl_s
-        self._apps: dict[str, tuple[float, float | None, float | None]] = {}
+        self.profiling_ttl_s = profiling_ttl_s
+        self._apps: dict[str, tuple[float, AppDefaults, bool]] = {}
 
     async def get(self, app: str) -> tuple[float | None, float | None]:
+        info = await self.defaults(app)
+        return info.slo_ms, info.min_accuracy
+
+    async def defaults(self, app: str) -> AppDefaults:
         now = time.monotonic()
         hit = self._apps.get(app)
-        if hit is None or now - hit[0] > self.ttl_s:
+        if hit is None or now - hit[0] > (self.profiling_ttl_s if hit[2] else self.ttl_s):
             try:
-                info = await self.registry.app(app)
-                hit = (now, info.default_latency_ms, info.default_min_accuracy)
+                row = await self.registry.app(app)
+                info = AppDefaults(
+                    slo_ms=row.default_latency_ms,
+                    min_accuracy=row.default_min_accuracy,
+                    warm_instances=row.warm_instances,
+                    lossy=row.lossy,
+                    ready=frozenset(m.name for m in row.models if m.status == "ready"),
+                )
+                hit = (now, info, any(m.status in ("registered", "profiling") for m in row.models))
             except Exception as exc:  # registry away: plan without the SLO rather than not at all
                 log.warning("reading app %s failed: %s", app, exc)
-                hit = (now, None, None) if hit is None else hit
+                hit = (now, UNKNOWN_APP, False) if hit is None else (now, hit[1], hit[2])
             self._apps[app] = hit
-        return hit[1], hit[2]
+        return hit[1]
 
 
 async def observe(
@@ -157,7 +188,7 @@ async def observe(
     arrived = await meter.demand(by_model)
     demands = []
     for model, vs in sorted(by_model.items()):
-        slo, accuracy = await slos.get(vs[0].app)
+        app = await slos.defaults(vs[0].app)
         seen = arrived.get(model)
         dispatched = sum(rates.get(v.id, 0.0) for v in vs)
         demands.append(
@@ -167,11 +198,14 @@ async def observe(
                 # only those (a scheduler of an earlier release during an upgrade).
                 load_qps=max(dispatched, seen.rows_qps if seen else 0.0),
                 variants=tuple(sorted(vs, key=lambda v: v.id)),
-                slo_ms=slo,
-                min_accuracy=accuracy,
+                slo_ms=app.slo_ms,
+                min_accuracy=app.min_accuracy,
                 shed_qps=seen.shed_qps if seen else 0.0,
                 late_qps=seen.late_qps if seen else 0.0,
                 missed_share=seen.missed_share if seen else 0.0,
+                warm_instances=app.warm_instances,
+                ready=model in app.ready,
+                at_reference=app.min_accuracy is None and not app.lossy,
             )
         )
     return ClusterSnapshot(

@@ -30,6 +30,7 @@ from services.planner.policies.snapshot import (
     action_cost,
     cost_per_s,
     eligible,
+    floor_instances,
     fmt_cost,
     instances_needed,
     scale_down_wait_s,
@@ -217,7 +218,7 @@ def _scale_down(
     for vid in sorted(counts):
         v = by_id[vid]
         without = capacity - unit_capacity(v, demand, snapshot, config).rows_per_s
-        if total - 1 < config.min_instances or without < target:
+        if total - 1 < floor_instances(demand, config) or without < target:
             continue
         victims = placement.victims(vid, instances, 1, keep=young.get(vid, frozenset()))
         if not victims:
@@ -242,7 +243,7 @@ def _scale_down(
         unit = unit_capacity(u, demand, snapshot, config).rows_per_s
         if u.id in counts or not eligible(u, demand, config.slo_share) or unit <= 0:
             continue
-        n = max(config.min_instances, instances_needed(target, unit) if demand.load_qps > 0 else 0)
+        n = max(floor_instances(demand, config), instances_needed(target, unit) if demand.load_qps > 0 else 0)
         if n == 0:
             continue
         cost = action_cost(u, n, config.lam) - current

@@ -10,7 +10,7 @@ optimum never does both):
                Σ_{j on kind h} R_j·(N_j + δ_j) ≤ R_total_h, memory, per hardware kind h        (3)
                m_j ≤ N_j                                                                        (4)
                p_j ≤ workers of j's kind that could take one more instance (one per worker)
-               Σ_{j ∈ model i} (N_j + δ_j) ≥ min_instances   for models with load or instances
+               Σ_{j ∈ model i} (N_j + δ_j) ≥ floor_i (warm)  for models with load or instances
 
 Constraint (1) is read per model ("for all i"): each model's queries are served by its own variants.
 Constraint (3) is aggregated per hardware kind; placing the chosen instances on workers is then a
@@ -44,6 +44,7 @@ from services.planner.policies.snapshot import (
     action_cost,
     cost_per_s,
     eligible,
+    floor_instances,
     fmt_cost,
     running_counts,
     scale_down_wait_s,
@@ -125,10 +126,9 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
             short_of.append(d.model)
             add_row(q, config.slack_threshold * d.load_qps - have, np.inf)
             needs.append(config.slack_threshold * d.load_qps)
-        if config.min_instances and (d.load_qps > 0 or any(big_n[j] for j in members)):
-            add_row(
-                [(j, 1.0) for j in members], config.min_instances - sum(big_n[j] for j in members), np.inf
-            )
+        floor = floor_instances(d, config)
+        if floor and (d.load_qps > 0 or any(big_n[j] for j in members)):
+            add_row([(j, 1.0) for j in members], floor - sum(big_n[j] for j in members), np.inf)
     for kind in sorted({v.hardware for _, v in variants}):  # (3), memory per hardware kind
         free = sum(placement.free[w] for w, view in placement.workers.items() if view.hardware == kind)
         entries = [(j, float(v.peak_memory_bytes)) for j, (_, v) in enumerate(variants) if v.hardware == kind]

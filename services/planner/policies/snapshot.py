@@ -67,6 +67,15 @@ class ModelDemand:
     """Of `load_qps`: rows/s answered after their SLO or not in time."""
     missed_share: float = 0.0
     """Share of the window's queries shed or late: > 0 means the model is missing its SLO."""
+    warm_instances: int | None = None
+    """Instances the model keeps loaded once it is ready, even at zero load (its app's `warm_instances`);
+    None: `ScalingConfig.min_instances`."""
+    ready: bool = True
+    """Whether the model finished profiling: warm instances wait for it (a load during profiling would
+    choose from a partial set of variants and disturb the measurements)."""
+    at_reference: bool = False
+    """Its app states no default accuracy and is not `lossy`: queries that state none are answered only by
+    variants as accurate as the registered model, so a warm instance must be one of those."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,11 @@ class Plan:
     """Scale-down proposals waiting out T_v: key → when first proposed. Feed back into the next call."""
 
 
+def floor_instances(d: ModelDemand, config: ScalingConfig) -> int:
+    """Instances no scale-down takes the model below: its app's `warm_instances`, else the config's."""
+    return config.min_instances if d.warm_instances is None else d.warm_instances
+
+
 def cost_per_s(v: VariantProfile) -> float:
     """C: hardware $/s of one instance (the profiler prices $/query at saturation)."""
     return v.cost_per_query * v.saturation_qps
@@ -116,11 +130,14 @@ def cost_per_s(v: VariantProfile) -> float:
 def eligible(v: VariantProfile, d: ModelDemand, share: float = SLO_SHARE) -> bool:
     """May a new instance of `v` serve this model's queries (accuracy and constraint (2))? Constraint (2)
     holds when some batch fits the SLO (`slo_batch`); its capacity is then taken at that batch, not at
-    the max batch. Dominated variants are never loaded: selection would not route to them while their
-    dominator runs."""
+    the max batch. For an app that is not `lossy` and states no default accuracy, only variants as
+    accurate as the registered model (queries stating nothing are answered by no other). Dominated
+    variants are never loaded: selection would not route to them while their dominator runs."""
     if v.dominated:
         return False
     if d.min_accuracy is not None and v.accuracy < d.min_accuracy:
+        return False
+    if d.at_reference and v.reference_accuracy is not None and v.accuracy < v.reference_accuracy:
         return False
     return slo_batch(v, d.slo_ms, share) > 0
 
