@@ -1,6 +1,7 @@
 """The serving half of a simulated tick: selection over the simulated instances, each variant's FIFO
 queue served by all its instances at once (Lindley's recursion as a running maximum), the latency of
-every query (wait, batch compute with log-normal noise, serving overhead), and the CPU utilization per
+every query (wait, batch compute with log-normal noise, serving overhead) at the capacity of the batch the
+traffic forms under its SLO, and the CPU utilization per
 worker that the served load implies. `engine.py` runs it tick by tick with the planner."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infaas.core.errors import InfaasError
+from infaas.policy.capacity import instance_capacity
 from infaas.policy.selection import CandidateIndex, Requirements, Snapshot, WorkerView, get_variant
 from infaas.schemas.variants import VariantProfile
 
@@ -67,7 +69,9 @@ def serve_tick(
             hosts = [Instance(v, decision.worker.id, t + v.load_ms / 1000)]  # a cold start by the scheduler
             instances.extend(hosts)
         n = max(1, sum(1 for i in hosts if i.ready_at <= t_end))
-        mu = n * v.saturation_qps
+        # Each instance serves at the batch its traffic forms under the SLO (the planner's capacity,
+        # infaas/policy/capacity.py), not at the max-batch saturation an idle profile measured.
+        mu = n * (instance_capacity(v, requirements.latency_ms).rows_per_s or v.saturation_qps)
         q = queues.setdefault(v.id, VariantQueue())
         start = max(q.free_at, min(i.ready_at for i in hosts), t)
         # Room: what the instances finish this tick plus the scheduler's queue limit (a loading

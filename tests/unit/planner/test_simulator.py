@@ -33,6 +33,26 @@ def test_a_single_server_queue_matches_m_d_1() -> None:
     assert result.latency_ms.mean() == pytest.approx(15.0, rel=0.05)
 
 
+def test_instances_serve_at_the_batch_their_slo_allows_not_at_saturation() -> None:
+    # Saturation (800 rows/s) needs batches of 8, whose p99 (12 ms) the 10 ms SLO's batch share (5 ms) cannot
+    # hold: the traffic forms batches of 1 (4 ms) and one instance carries 250 rows/s, as the planner's
+    # capacity says (infaas/policy/capacity.py). 20/s fits it; 400/s (half the saturation) is overload.
+    v = variant_profile(
+        id="m.b",
+        max_batch=8,
+        latencies=((1, 4.0, 4.5), (2, 5.0, 5.5), (4, 7.0, 8.0), (8, 10.0, 12.0)),
+        saturation_qps=800.0,
+    )
+    config = SimConfig(policy="static", overhead_ms=0.0)
+
+    def violations(rate: float) -> float:
+        model = SimModel("m", (v,), workloads.poisson(rate, 60, seed=3), slo_ms=10)
+        return simulate([model], _workers(1), [("m.b", "w0")], 60, config).violation_ratio
+
+    assert violations(20) < 0.05
+    assert violations(400) > 0.9
+
+
 def test_the_real_greedy_policy_replicates_as_load_rises_and_static_does_not() -> None:
     v = variant_profile(
         id="m.a",
