@@ -46,24 +46,24 @@ QueryBuilder = Callable[[GatewayState, str | None, str | None, str, bytes, str],
 
 
 def v1_json(answer: Answer) -> bytes:
-    """The `/v1` answer (`infaas.schemas.api.InferResponse`), outputs serialized by orjson from the arrays."""
-    return orjson.dumps(
-        {
-            "outputs": answer.outputs,
-            "model": answer.model,
-            "variant": answer.variant,
-            "worker": answer.worker,
-            "hardware": answer.hardware,
-            "latency_ms": {"queue": answer.queue_ms, "compute": answer.compute_ms, "total": answer.total_ms},
-            "slo_met": answer.slo_met,
-            "cached": answer.cached,
-            "default": answer.default,
-            "reason": answer.reason,
-            "request_id": answer.request_id,
-        },
-        option=orjson.OPT_SERIALIZE_NUMPY,
-        default=_as_list,
-    )
+    """The `/v1` answer (`infaas.schemas.api.InferResponse`), outputs serialized by orjson from the arrays;
+    `failover` only when a fallback variant answered."""
+    doc: dict[str, object] = {
+        "outputs": answer.outputs,
+        "model": answer.model,
+        "variant": answer.variant,
+        "worker": answer.worker,
+        "hardware": answer.hardware,
+        "latency_ms": {"queue": answer.queue_ms, "compute": answer.compute_ms, "total": answer.total_ms},
+        "slo_met": answer.slo_met,
+        "cached": answer.cached,
+        "default": answer.default,
+        "reason": answer.reason,
+        "request_id": answer.request_id,
+    }
+    if answer.failover is not None:
+        doc["failover"] = answer.failover
+    return orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY, default=_as_list)
 
 
 def _as_list(value: object) -> object:

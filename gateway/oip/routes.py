@@ -341,6 +341,9 @@ def _response(target: str, req: oip_codec.InferRequestV2, answer: Answer, dtypes
     }
     if answer.slo_met is not None:  # protocol parameters are bool, number or string: never null
         parameters["slo_met"] = answer.slo_met
+    if answer.failover is not None:
+        parameters["failover_from"] = answer.failover["from"]
+        parameters["failover_reason"] = answer.failover["reason"]
     body: dict[str, Any] = {"model_name": target, "parameters": parameters, "outputs": outputs}
     if req.id is not None:
         body["id"] = req.id

@@ -123,6 +123,8 @@ class Answer(NamedTuple):
     """The SLO passed and the app's default output was answered (`default` policy)."""
     reason: str
     request_id: str
+    failover: dict[str, str] | None = None
+    """Set when a fallback variant answered for a failed one: `{from: <failed variant>, reason}`."""
 
     def encode(self) -> bytes:
         header = {
@@ -139,6 +141,8 @@ class Answer(NamedTuple):
             "reason": self.reason,
             "request_id": self.request_id,
         }
+        if self.failover is not None:
+            header["failover"] = self.failover
         return encode_frame(header, self.outputs)
 
     @classmethod
@@ -160,9 +164,18 @@ class Answer(NamedTuple):
                 header["default"],
                 header["reason"],
                 header["request_id"],
+                _failover(header.get("failover")),
             )
         except KeyError as exc:
             raise BadRequest(f"answer frame without {exc.args[0]!r}") from exc
+
+
+def _failover(value: Any) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise BadRequest("answer frame field 'failover' is not an object of strings")
+    return {str(k): v for k, v in value.items()}
 
 
 def _one_of(value: Any, allowed: tuple[str, ...]) -> Any:

@@ -219,6 +219,13 @@ class Settings(BaseSettings):
     job_data_dir: Path | None = None
     """Where `input_path` / `output_path` of jobs live; default `<var_dir>/job-data`."""
 
+    failover_interval_s: float = 1.0
+    """How often the failover loop re-plans warm backups and checks for workers gone from the snapshot
+    (failure notices on `infaas:failures` are acted on at once); 0 turns failover off."""
+
+    failover_alpha: float = Field(0.1, ge=0.0, le=1.0)
+    """FailLite's α: share of the free capacity warm backups leave to cold (progressive) failover loads."""
+
     autoscale_policy: str = "greedy"
     """Model autoscaler: `greedy` (INFaaS §4.2.2), `ilp` (the exact ILP on HiGHS), `horizontal` (replicas
     of the running variants only: the SM+ baseline) or `off`."""

@@ -19,6 +19,7 @@ MAX_WARM_INSTANCES = 64
 """Bounds an app's `warm_instances`: a typo (1000) must not try to fill every worker."""
 SloPolicy = Literal["error", "best_effort", "default"]
 Prefer = Literal["cost", "latency"]
+Criticality = Literal["normal", "critical"]
 ModelStatus = Literal["registered", "profiling", "ready", "failed"]
 
 
@@ -62,6 +63,12 @@ class AppCreate(Strict):
         "states no accuracy (none in the query, no `default_min_accuracy`). Off: such a query is answered "
         "only by variants at least as accurate as the model as registered (`reference_accuracy`).",
     )
+    criticality: Criticality = Field(
+        "normal",
+        description="`critical`: the planner keeps a warm backup (loaded, idle, possibly a smaller variant "
+        "of the app's models) on another worker, so a failed worker costs milliseconds; `normal`: a cold "
+        "backup (the artifact ready, loaded when a worker fails, smallest variant first).",
+    )
     warm_instances: StrictInt = Field(
         1,
         ge=0,
@@ -92,11 +99,12 @@ class AppUpdate(Strict):
     cache: bool | SkipJsonSchema[None] = None
     prefer: Prefer | SkipJsonSchema[None] = None
     lossy: bool | SkipJsonSchema[None] = None
+    criticality: Criticality | SkipJsonSchema[None] = None
     warm_instances: StrictInt | SkipJsonSchema[None] = Field(None, ge=0, le=MAX_WARM_INSTANCES)
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 
-    @field_validator("slo_policy", "cache", "prefer", "lossy", "warm_instances")
+    @field_validator("slo_policy", "cache", "prefer", "lossy", "criticality", "warm_instances")
     @classmethod
     def _not_null(cls, value: object) -> object:
         # Runs only on values sent (defaults are not validated): an explicit null.
@@ -122,6 +130,7 @@ class App(BaseModel):
     cache: bool = True
     prefer: Prefer = "cost"
     lossy: bool = False
+    criticality: Criticality = "normal"
     warm_instances: int = 1
     created_at: datetime
     models: list[str] = Field(default_factory=list)
@@ -312,6 +321,7 @@ class AppInternal(BaseModel):
     cache: bool = True
     prefer: Prefer = "cost"
     lossy: bool = False
+    criticality: Criticality = "normal"
     warm_instances: int = 1
     models: list[ModelInternal]
 
@@ -369,6 +379,11 @@ class QueryLatency(BaseModel):
     total: float
 
 
+class FailoverNote(BaseModel):
+    from_: str = Field(alias="from", description="The variant the failed worker served.")
+    reason: str = Field(description="Why this variant answers instead: the failover step that placed it.")
+
+
 class InferResponse(BaseModel):
     outputs: dict[str, list[Any]]
     model: str
@@ -381,6 +396,9 @@ class InferResponse(BaseModel):
     default: bool = Field(False, description="The SLO was missed and the app's default output answered.")
     reason: str = Field(description="Why this variant was chosen, and what happened.")
     request_id: str
+    failover: FailoverNote | None = Field(
+        None, description="Set when a fallback variant answered because the worker serving the app failed."
+    )
 
 
 class ErrorDetail(BaseModel):

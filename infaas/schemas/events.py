@@ -7,10 +7,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-EventKind = Literal["model_autoscaler", "worker_autoscaler", "supervisor", "registry", "profiler", "failure"]
+EventKind = Literal[
+    "model_autoscaler", "worker_autoscaler", "supervisor", "registry", "profiler", "failure", "failover"
+]
 """Who decided: the planner's two autoscalers; the launcher's supervisor (a service exited, was restarted,
 is crash-looping); the registry (state republished to Redis); the profiler side (a profile's lease lost,
-profiling again); a worker failure (declared: why and by whom; recovered: each model's MTTR)."""
+profiling again); a worker failure (declared: why and by whom; recovered: each model's MTTR); the
+failover that follows it (warm backups placed, warm and progressive failover steps)."""
 Outcome = Literal["decided", "done", "failed"]
 
 

@@ -217,6 +217,7 @@ def app_internal(app: str, session: SessionDep) -> AppInternal:
         cache=row.cache,
         prefer=row.prefer,
         lossy=row.lossy,
+        criticality=row.criticality,
         warm_instances=row.warm_instances,
         models=[views.model_internal(m, app) for m in repo.models(session, app_id=row.id)],
     )

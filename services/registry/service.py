@@ -99,6 +99,7 @@ def create_app(session: Session, principal: Principal, body: AppCreate) -> tuple
         cache=body.cache,
         prefer=body.prefer,
         lossy=body.lossy,
+        criticality=body.criticality,
         warm_instances=body.warm_instances,
     )
     key = new_key("inf")

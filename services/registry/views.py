@@ -33,6 +33,7 @@ def app_view(row: AppRow, models: list[str], keys: list[ApiKeyRow] | None = None
         cache=row.cache,
         prefer=row.prefer,
         lossy=row.lossy,
+        criticality=row.criticality,
         warm_instances=row.warm_instances,
         created_at=row.created_at,
         models=models,

@@ -42,6 +42,7 @@ from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
 from services.scheduler.demand import DemandCounter
 from services.scheduler.failures import Failover
+from services.scheduler.failovers import FailoverMarks
 from services.scheduler.gate import AdmissionGate
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import WorkerLost
@@ -75,6 +76,7 @@ class Dispatcher:
         self._loads: dict[str, asyncio.Future[None]] = {}
         self._cold_loaded: dict[str, float] = {}  # model -> when this dispatcher last cold-loaded it
         self.demand = DemandCounter()
+        self.failovers = FailoverMarks()
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
@@ -116,6 +118,7 @@ class Dispatcher:
                 metrics.QUEUED_ROWS.labels(vid).set(rows)
             shown = set(self._rows_in_flight)
             await self.demand.flush(self.redis)
+            await self.failovers.refresh(self.redis)
             sender = self.sender
             if not sender.offered_rows:
                 continue
@@ -167,7 +170,7 @@ class Dispatcher:
             self.demand.failed(query, candidates, late=isinstance(exc, DeadlineExceeded))
             raise
         self.demand.answered(query, result)
-        return result
+        return self.failovers.stamp(result)
 
     async def _infer(self, query: Query) -> Answer:
         arrived = time.perf_counter()

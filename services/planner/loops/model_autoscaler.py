@@ -99,6 +99,8 @@ class ModelAutoscaler:
         self.interference = interference_config or interference.InterferenceConfig(migrate_after_s=0.0)
         self.interfered_since: dict[interference.Key, float] = {}
         self.moved: dict[str, float] = {}
+        # Warm backups (worker, variant) the failover loop keeps: idle by design, not capacity to scale.
+        self.reserved: set[tuple[str, str]] = set()
 
     async def tick(self) -> list[Decision]:
         """One round: observe, decide, start carrying out. Returns the decisions started."""
@@ -113,6 +115,9 @@ class ModelAutoscaler:
             variants_from=self.variants,
             ages=self.ages,
         )
+        if self.reserved:
+            kept = tuple(i for i in snapshot.instances if (i.worker_id, i.variant_id) not in self.reserved)
+            snapshot = replace(snapshot, instances=kept)
         self.busy = {m: t for m, t in self.busy.items() if not t.done()}
         if self.busy:  # plan only the models nobody is changing right now
             snapshot = replace(

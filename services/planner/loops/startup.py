@@ -18,6 +18,7 @@ from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.data.db import make_engine
 from services.planner.event_log import EventLog
+from services.planner.loops.failover import Failover
 from services.planner.loops.jobs import start_jobs_loop
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import ModelAutoscaler, WorkerRequests
@@ -89,6 +90,8 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         tasks.append(
             asyncio.create_task(run_every(settings.autoscale_interval_s, scaler.tick, "model autoscaler"))
         )
+    if settings.failover_interval_s > 0:
+        tasks.extend(await start_failover(app, settings, redis, lock, registry, executors))
     if settings.events_retention_days > 0:
         retention_s = settings.events_retention_days * 86400
         events: EventLog = app.state.events
@@ -125,6 +128,8 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         )
 
     async def stop() -> None:
+        if settings.failover_interval_s > 0:
+            await stop_tasks(*app.state.failover.tasks)
         await stop_tasks(*tasks)
         await lock.release()
         if provider is not None:
@@ -134,6 +139,32 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         engine.dispose()
 
     return stop
+
+async def start_failover(
+    app: FastAPI,
+    settings: Settings,
+    redis: aioredis.Redis,
+    lock: LeaderLock,
+    registry: AsyncRegistryClient,
+    executors: ExecutorClient,
+) -> list[asyncio.Task[None]]:
+    """The failover loop (FailLite): its listener on `infaas:failures` and its periodic tick."""
+    failover = Failover(
+        redis=redis,
+        lock=lock,
+        registry=registry,
+        executors=executors,
+        events=app.state.events,
+        heartbeat_ttl_s=settings.heartbeat_ttl_s,
+        alpha=settings.failover_alpha,
+        scaler=getattr(app.state, "model_autoscaler", None),
+    )
+    app.state.failover = failover
+    ready = asyncio.Event()
+    listener = asyncio.create_task(failover.listen(ready), name="failover listener")
+    await asyncio.wait_for(ready.wait(), timeout=10)
+    return [listener, asyncio.create_task(run_every(settings.failover_interval_s, failover.tick, "failover"))]
+
 
 
 async def start_loops(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:

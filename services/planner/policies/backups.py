@@ -24,13 +24,14 @@ for a tie.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_array
 
+from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 
 ALPHA = 0.1
@@ -60,6 +61,94 @@ class Family:
     def full(self) -> VariantProfile:
         """The full-size backup: the most accurate variant, the larger on a tie."""
         return max(self.variants, key=lambda v: (v.accuracy, v.peak_memory_bytes, v.id))
+
+
+@dataclass(frozen=True, slots=True)
+class AppTerms:
+    """What of an app decides its backups: its criticality and the answers it accepts."""
+
+    critical: bool = False
+    lossy: bool = False
+    min_accuracy: float | None = None
+    slo_ms: float | None = None
+
+
+def eligible(v: VariantProfile, terms: AppTerms) -> bool:
+    """May `v` answer for the app: as accurate as the app accepts by default (its floor, and unless it is
+    lossy its model as registered: what its queries would get) and within its SLO at batch 1 ((6))."""
+    if terms.min_accuracy is not None and v.accuracy < terms.min_accuracy:
+        return False
+    if terms.min_accuracy is None and not terms.lossy and v.accuracy < (v.reference_accuracy or 0.0):
+        return False
+    return terms.slo_ms is None or v.latency_ms(1) <= terms.slo_ms
+
+
+def families(
+    variants: Iterable[VariantProfile],
+    instances: Iterable[InstanceView],
+    terms: Mapping[str, AppTerms],
+    rates: Mapping[str, float],
+    *,
+    backups: Iterable[tuple[str, str]] = (),
+) -> list[Family]:
+    """One `Family` per app (per app and input signature when it has several), with the workers of its
+    primaries: those hosting its usable instances, the `backups` ((variant, worker)) left out."""
+    spare = set(backups)
+    groups: dict[tuple[str, str], list[VariantProfile]] = {}
+    for v in variants:
+        groups.setdefault((v.app, v.signature_key), []).append(v)
+    signatures: dict[str, int] = {}
+    for app, _ in groups:
+        signatures[app] = signatures.get(app, 0) + 1
+    hosts: dict[str, set[str]] = {}
+    for i in instances:
+        if i.state in USABLE_STATES and (i.variant_id, i.worker_id) not in spare:
+            hosts.setdefault(i.variant_id, set()).add(i.worker_id)
+    out = []
+    for (app, signature), vs in sorted(groups.items()):
+        app_terms = terms.get(app, AppTerms())
+        out.append(
+            Family(
+                app=app if signatures[app] == 1 else f"{app}[{signature}]",
+                critical=app_terms.critical,
+                variants=tuple(sorted((v for v in vs if eligible(v, app_terms)), key=lambda v: v.id)),
+                primaries=frozenset(w for v in vs for w in hosts.get(v.id, ())),
+                rate_qps=sum(rates.get(v.model, 0.0) for v in {v.model: v for v in vs}.values()),
+            )
+        )
+    return out
+
+
+def rooms(
+    workers: Iterable[WorkerView],
+    instances: Iterable[InstanceView],
+    variants: Mapping[str, VariantProfile],
+    *,
+    draining: Iterable[str] = (),
+    give_back: Iterable[tuple[str, str]] = (),
+) -> list[Room]:
+    """Each live worker's free memory (draining ones left out) and the variants it hosts; the memory of
+    the instances in `give_back` ((variant, worker): warm backups that a new plan may move) counts as free."""
+    hosts: dict[str, set[str]] = {}
+    for i in instances:
+        hosts.setdefault(i.worker_id, set()).add(i.variant_id)
+    returned: dict[str, int] = {}
+    for vid, worker in give_back:
+        v = variants.get(vid)
+        if v is not None and vid in hosts.get(worker, set()):
+            returned[worker] = returned.get(worker, 0) + v.peak_memory_bytes
+            hosts[worker].discard(vid)
+    skip = set(draining)
+    return [
+        Room(
+            w.id,
+            w.hardware,
+            w.memory_bytes - w.memory_used_bytes + returned.get(w.id, 0),
+            frozenset(hosts.get(w.id, ())),
+        )
+        for w in workers
+        if w.id not in skip
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,341 @@
+"""The failover loop (FailLite): keeps warm backups for critical apps, and fails apps over when a
+worker fails.
+
+- Failures arrive as `FailureNotice`s on `infaas:failures` (whoever detects one first publishes it); as a
+  fallback, a worker that was live at the last tick and is not now counts as failed ("left the snapshot").
+  Each (worker, incarnation) is handled once.
+- On a failure, per app that the worker served: still served elsewhere → nothing to do; served by its warm
+  backup → the backup is now its primary (warm failover); else it is failed over progressively
+  (`policies/failover.py`, Algorithm 1): its smallest variant loads first, then the chosen one, which
+  replaces it. Answers from a variant other than the failed one carry `failover` (`failover_marks`).
+- Every `plan_every_s` (leader only): warm backups re-planned by the proactive ILP (`policies/backups.py`),
+  loads of new ones, unloads of those no longer planned, and marks cleared once the failed variant serves
+  again.
+Each step is an event (kind `failover`) with its reason. Backups are kept out of the model autoscaler's
+view (`ModelAutoscaler.reserved`), and the models being failed over out of its plans (`busy`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+
+from infaas.clients.executor import ExecutorClient
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.data import failover_marks, store
+from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
+from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
+from infaas.schemas.variants import VariantProfile
+from services.planner.event_log import EventLog
+from services.planner.loops.leader import LeaderLock
+from services.planner.loops.model_autoscaler import ModelAutoscaler
+from services.planner.loops.observe import DRAINING_KEY, LoadMeter
+from services.planner.policies import backups as policy
+from services.planner.policies.failover import Recovery, progressive
+
+log = logging.getLogger("infaas.planner")
+
+BACKUPS_KEY = store.P + "planner:backups"
+"""hash: app → JSON [variant, worker] of its warm backup (the planner's, rebuilt by the next plan)."""
+
+
+@dataclass(frozen=True)
+class View:
+    now: float
+    variants: dict[str, VariantProfile]
+    workers: tuple[WorkerView, ...]
+    instances: tuple[InstanceView, ...]
+    draining: frozenset[str]
+
+
+class Failover:
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        lock: LeaderLock,
+        registry: AsyncRegistryClient,
+        executors: ExecutorClient,
+        events: EventLog,
+        heartbeat_ttl_s: float,
+        alpha: float = policy.ALPHA,
+        scaler: ModelAutoscaler | None = None,
+        clock: Callable[[], float] = time.time,
+        terms_ttl_s: float = 5.0,
+    ) -> None:
+        self.redis, self.lock, self.registry = redis, lock, registry
+        self.executors, self.events, self.scaler, self.clock = executors, events, scaler, clock
+        self.heartbeat_ttl_s, self.alpha, self.terms_ttl_s = heartbeat_ttl_s, alpha, terms_ttl_s
+        self.meter = LoadMeter(redis)
+        self.reader = store.VariantReader()
+        self.backups: dict[str, tuple[str, str]] = {}
+        self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look
+        self.handled: set[tuple[str, str]] = set()
+        self.down: set[str] = set()  # workers handled as failed and not seen live since
+        self.terms: dict[str, tuple[float, policy.AppTerms]] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.lock_failover = asyncio.Lock()  # one failure handled at a time: each plans over the last's
+
+    # --- observing -------------------------------------------------------------------------------
+
+    async def _view(self, *, without: str | None = None) -> View:
+        now = self.clock()
+        variants = await self.reader.read(self.redis)
+        workers, instances = await store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s)
+        draining = frozenset(store.text(w) for w in await self.redis.smembers(DRAINING_KEY))
+        if without is not None:
+            workers = tuple(w for w in workers if w.id != without)
+            instances = tuple(i for i in instances if i.worker_id != without)
+        return View(now, dict(variants), workers, instances, draining)
+
+    async def _terms(self, apps: set[str]) -> dict[str, policy.AppTerms]:
+        now = time.monotonic()
+        for app in apps:
+            hit = self.terms.get(app)
+            if hit is None or now - hit[0] > self.terms_ttl_s:
+                try:
+                    info = await self.registry.app(app)
+                    terms = policy.AppTerms(
+                        critical=info.criticality == "critical",
+                        lossy=info.lossy,
+                        min_accuracy=info.default_min_accuracy,
+                        slo_ms=info.default_latency_ms,
+                    )
+                except Exception as exc:  # registry away: plan on what was read last
+                    log.warning("reading app %s failed: %s", app, exc)
+                    terms = hit[1] if hit is not None else policy.AppTerms()
+                self.terms[app] = (now, terms)
+        return {app: self.terms[app][1] for app in apps}
+
+    async def _families(self, view: View) -> list[policy.Family]:
+        terms = await self._terms({v.app for v in view.variants.values()})
+        demand = await self.meter.demand({v.model for v in view.variants.values()})
+        rates = {m: d.rows_qps for m, d in demand.items()}
+        return policy.families(
+            view.variants.values(), view.instances, terms, rates, backups=self.backups.values()
+        )
+
+    # --- failures --------------------------------------------------------------------------------
+
+    async def listen(self, ready: asyncio.Event | None = None) -> None:
+        """Act on every failure notice published on `infaas:failures`."""
+        pubsub = self.redis.pubsub()
+        await pubsub.subscribe(FAILURES_CHANNEL)
+        if ready is not None:
+            ready.set()
+        try:
+            async for message in pubsub.listen():
+                if message.get("type") != "message":
+                    continue
+                try:
+                    notice = FailureNotice.decode(message["data"])
+                    if await self.lock.hold():
+                        await self.fail_over(notice)
+                except Exception:
+                    log.exception("failing over after %r failed", message.get("data"))
+        finally:
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    async def fail_over(self, notice: FailureNotice) -> None:
+        """Fail over what `notice.worker` served, once per (worker, incarnation); a notice that knows
+        no incarnation (the snapshot fallback) only for a worker not already handled since last seen."""
+        key = (notice.worker, notice.incarnation)
+        if key in self.handled or (not notice.incarnation and notice.worker in self.down):
+            return
+        self.handled.add(key)
+        self.down.add(notice.worker)
+        async with self.lock_failover:
+            await self._fail_over(notice)
+
+    async def _fail_over(self, notice: FailureNotice) -> None:
+        view = await self._view(without=notice.worker)
+        lost = set(notice.instances) | self.known.pop(notice.worker, set())
+        for app, (vid, worker) in list(self.backups.items()):
+            if worker == notice.worker:
+                del self.backups[app]
+                await self.redis.hdel(BACKUPS_KEY, app)
+                await self._event("backup_lost", "done", f"its warm backup {vid} was on failed {worker}", app)
+        families = await self._families(view)
+        cold: list[policy.Family] = []
+        serving = {(i.variant_id, i.worker_id) for i in view.instances if i.state in USABLE_STATES}
+        why = f"{notice.worker} failed ({notice.reason}, declared by {notice.detector})"
+        for family in families:
+            failed = sorted(v.id for v in family.variants if v.id in lost) or sorted(
+                vid for vid in lost if view.variants.get(vid) and view.variants[vid].app == family.app
+            )
+            if not failed:
+                continue
+            backup = self.backups.get(family.app)
+            if backup is not None and backup in serving:
+                del self.backups[family.app]  # promoted: the next plan backs it up anew
+                await self.redis.hdel(BACKUPS_KEY, family.app)
+                reason = f"{why}: now served by its warm backup {backup[0]} on {backup[1]}"
+                if backup[0] not in failed:
+                    await failover_marks.mark(
+                        self.redis, backup[0], failed=failed[0], app=family.app, reason=reason, since=view.now
+                    )
+                await self._event("warm_failover", "done", reason, family.app, backup[0], backup[1])
+            elif family.primaries:
+                where = ", ".join(sorted(family.primaries))
+                await self._event("still_served", "done", f"{why}: still served on {where}", family.app)
+            else:
+                cold.append(family)
+        if not cold:
+            return
+        plan = progressive(
+            cold, policy.rooms(view.workers, view.instances, view.variants, draining=view.draining)
+        )
+        failed_of = {
+            f.app: sorted(
+                v for v in lost if v in view.variants and view.variants[v].app == f.app.split("[")[0]
+            )
+            for f in cold
+        }
+        for app, reason in plan.unrecovered.items():
+            await self._event("progressive_failover", "failed", f"{why}: not recovered: {reason}", app)
+        for recovery in plan.recoveries:
+            await self._event(
+                "progressive_failover", "decided", f"{why}: {recovery.reason}", recovery.app,
+                recovery.target[0], recovery.target[1], delta=round(plan.delta, 4),
+                first=list(recovery.first) if recovery.first else None,
+            )  # fmt: skip
+            models = {view.variants[v].model for v in (recovery.target[0], *(recovery.first or ())[:1])}
+            failed_vid = (failed_of.get(recovery.app) or [recovery.target[0]])[0]
+            task = asyncio.create_task(
+                self._recover(recovery, failed_vid, view, why), name=f"failover:{recovery.app}"
+            )
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+            if self.scaler is not None:
+                for model in models:
+                    self.scaler.busy[model] = task
+
+    async def _recover(self, recovery: Recovery, failed: str, view: View, why: str) -> None:
+        urls = {w.id: w.url for w in view.workers}
+        vid, worker = recovery.target
+        try:
+            if recovery.first is not None:
+                small, at = recovery.first
+                await self.executors.load(urls[at], small)
+                if small != failed:
+                    reason = f"{why}: {small}, the smallest variant, loaded first for the lowest MTTR"
+                    await failover_marks.mark(
+                        self.redis, small, failed=failed, app=recovery.app, reason=reason, since=view.now
+                    )
+                await self._event("first_loaded", "done", reason_first(small, vid), recovery.app, small, at)
+            await self.executors.load(urls[worker], vid)
+            if vid != failed:
+                reason = f"{why}: {recovery.reason}"
+                await failover_marks.mark(
+                    self.redis, vid, failed=failed, app=recovery.app, reason=reason, since=view.now
+                )
+            if recovery.first is not None and recovery.first != recovery.target:
+                await self.executors.drain_instance(urls[recovery.first[1]], recovery.first[0])
+                await failover_marks.unmark(self.redis, recovery.first[0])
+            await self._event("upgraded", "done", f"{vid} active on {worker}", recovery.app, vid, worker)
+        except Exception as exc:
+            await self._event("progressive_failover", "failed", f"{why}: {exc}", recovery.app, vid, worker)
+
+    # --- every tick: the snapshot fallback, warm backups, marks ------------------------------------
+
+    async def tick(self) -> None:
+        if not await self.lock.hold():
+            return
+        view = await self._view()
+        live = {w.id for w in view.workers}
+        for gone in sorted(set(self.known) - live):
+            await self.fail_over(
+                FailureNotice(
+                    worker=gone,
+                    reason="left the planner's snapshot (heartbeat expired)",
+                    detected_at=view.now,
+                    last_seen_at=view.now - self.heartbeat_ttl_s,
+                    detector="planner",
+                    instances=tuple(sorted(self.known.get(gone, ()))),
+                )
+            )
+        if self.tasks:  # a failover is under way: plan backups over what it leaves
+            return
+        view = await self._view()
+        self.known = {}
+        for i in view.instances:
+            self.known.setdefault(i.worker_id, set()).add(i.variant_id)
+        for w in view.workers:
+            self.known.setdefault(w.id, set())
+        self.down -= set(self.known)
+        await self._plan_backups(view)
+        await self._clear_marks(view)
+
+    async def _plan_backups(self, view: View) -> None:
+        families = await self._families(view)
+        hosted = {(i.variant_id, i.worker_id) for i in view.instances}
+        current = {app: pair for app, pair in self.backups.items() if pair in hosted}
+        rooms = policy.rooms(
+            view.workers, view.instances, view.variants, draining=view.draining, give_back=current.values()
+        )
+        plan = policy.place_warm(families, rooms, alpha=self.alpha, current=current)
+        planned = {b.app: (b.variant, b.worker) for b in plan.backups}
+        urls = {w.id: w.url for w in view.workers}
+        for b in plan.backups:
+            if current.get(b.app) == (b.variant, b.worker):
+                continue
+            try:
+                if (b.variant, b.worker) not in hosted:
+                    await self.executors.load(urls[b.worker], b.variant)
+            except Exception as exc:
+                await self._event(
+                    "warm_backup", "failed", f"{b.reason} — load failed: {exc}", b.app, b.variant
+                )
+                continue
+            self.backups[b.app] = (b.variant, b.worker)
+            await self.redis.hset(BACKUPS_KEY, b.app, orjson.dumps([b.variant, b.worker]))
+            await self._event("warm_backup", "done", b.reason, b.app, b.variant, b.worker)
+        for app, (vid, worker) in list(self.backups.items()):
+            if planned.get(app) == (vid, worker):
+                continue
+            del self.backups[app]
+            await self.redis.hdel(BACKUPS_KEY, app)
+            if (vid, worker) in hosted and worker in urls and (vid, worker) not in planned.values():
+                await self.executors.drain_instance(urls[worker], vid)
+            why = plan.unplaced.get(app, "the ILP placed a better backup")
+            await self._event("warm_backup_removed", "done", why, app, vid, worker)
+        if self.scaler is not None:
+            self.scaler.reserved = {(w, v) for v, w in self.backups.values()}
+
+    async def _clear_marks(self, view: View) -> None:
+        raw = await self.redis.hgetall(failover_marks.SERVING_KEY)
+        active = {i.variant_id for i in view.instances if i.state == "active"}
+        hosted = {i.variant_id for i in view.instances}
+        for key, value in raw.items():
+            vid = store.text(key)
+            failed = str(orjson.loads(value).get("from", ""))
+            if failed in active or vid not in hosted:
+                await failover_marks.unmark(self.redis, vid)
+
+    async def settle(self) -> None:
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _event(
+        self, action: str, outcome: Any, reason: str, app: str,
+        variant: str | None = None, worker: str | None = None, **details: object,
+    ) -> None:  # fmt: skip
+        try:
+            await self.events.record(
+                kind="failover", action=action, outcome=outcome, reason=reason, variant=variant,
+                worker=worker, details={"app": app, **details},
+            )  # fmt: skip
+        except Exception as exc:  # the database briefly away must not stop a failover
+            log.warning("recording an event failed: %s (%s)", exc, reason)
+        log.info("failover %s %s %s: %s", action, app, outcome, reason)
+
+
+def reason_first(small: str, target: str) -> str:
+    return f"{small} active: the app answers again while {target} loads"
