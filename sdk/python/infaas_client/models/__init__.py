@@ -4,17 +4,21 @@ from .api_key_info import ApiKeyInfo
 from .api_key_info_role import ApiKeyInfoRole
 from .app import App
 from .app_create import AppCreate
+from .app_create_criticality import AppCreateCriticality
 from .app_create_default_output_type_0 import AppCreateDefaultOutputType0
 from .app_create_prefer import AppCreatePrefer
 from .app_create_slo_policy import AppCreateSloPolicy
 from .app_created import AppCreated
+from .app_created_criticality import AppCreatedCriticality
 from .app_created_default_output_type_0 import AppCreatedDefaultOutputType0
 from .app_created_prefer import AppCreatedPrefer
 from .app_created_slo_policy import AppCreatedSloPolicy
+from .app_criticality import AppCriticality
 from .app_default_output_type_0 import AppDefaultOutputType0
 from .app_prefer import AppPrefer
 from .app_slo_policy import AppSloPolicy
 from .app_update import AppUpdate
+from .app_update_criticality import AppUpdateCriticality
 from .app_update_default_output_type_0 import AppUpdateDefaultOutputType0
 from .app_update_prefer import AppUpdatePrefer
 from .app_update_slo_policy import AppUpdateSloPolicy
@@ -30,6 +34,7 @@ from .event_details_type_0 import EventDetailsType0
 from .event_kind import EventKind
 from .event_outcome import EventOutcome
 from .event_page import EventPage
+from .failover_note import FailoverNote
 from .hardware_kind import HardwareKind
 from .http_validation_error import HTTPValidationError
 from .infer_request import InferRequest
@@ -84,17 +89,21 @@ __all__ = (
     "ApiKeyInfoRole",
     "App",
     "AppCreate",
+    "AppCreateCriticality",
     "AppCreated",
+    "AppCreatedCriticality",
     "AppCreatedDefaultOutputType0",
     "AppCreateDefaultOutputType0",
     "AppCreatedPrefer",
     "AppCreatedSloPolicy",
     "AppCreatePrefer",
     "AppCreateSloPolicy",
+    "AppCriticality",
     "AppDefaultOutputType0",
     "AppPrefer",
     "AppSloPolicy",
     "AppUpdate",
+    "AppUpdateCriticality",
     "AppUpdateDefaultOutputType0",
     "AppUpdatePrefer",
     "AppUpdateSloPolicy",
@@ -110,6 +119,7 @@ __all__ = (
     "EventKind",
     "EventOutcome",
     "EventPage",
+    "FailoverNote",
     "HardwareKind",
     "HTTPValidationError",
     "InferenceRequest",

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.app_criticality import AppCriticality
 from ..models.app_prefer import AppPrefer
 from ..models.app_slo_policy import AppSloPolicy
 from ..types import UNSET, Unset
@@ -36,11 +37,13 @@ class App:
             name (str):
             slo_policy (AppSloPolicy):
             cache (bool | Unset):  Default: True.
+            criticality (AppCriticality | Unset):  Default: AppCriticality.NORMAL.
             default_output (AppDefaultOutputType0 | None | Unset):
             keys (list[ApiKeyInfo] | Unset): The app's API keys (prefixes only).
             lossy (bool | Unset):  Default: False.
             models (list[str] | Unset):
             prefer (AppPrefer | Unset):  Default: AppPrefer.COST.
+            warm_instances (int | Unset):  Default: 1.
      """
 
     created_at: datetime.datetime
@@ -49,11 +52,13 @@ class App:
     name: str
     slo_policy: AppSloPolicy
     cache: bool | Unset = True
+    criticality: AppCriticality | Unset = AppCriticality.NORMAL
     default_output: AppDefaultOutputType0 | None | Unset = UNSET
     keys: list[ApiKeyInfo] | Unset = UNSET
     lossy: bool | Unset = False
     models: list[str] | Unset = UNSET
     prefer: AppPrefer | Unset = AppPrefer.COST
+    warm_instances: int | Unset = 1
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -76,6 +81,11 @@ class App:
         slo_policy = self.slo_policy.value
 
         cache = self.cache
+
+        criticality: str | Unset = UNSET
+        if not isinstance(self.criticality, Unset):
+            criticality = self.criticality.value
+
 
         default_output: dict[str, Any] | None | Unset
         if isinstance(self.default_output, Unset):
@@ -107,6 +117,8 @@ class App:
             prefer = self.prefer.value
 
 
+        warm_instances = self.warm_instances
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -119,6 +131,8 @@ class App:
         })
         if cache is not UNSET:
             field_dict["cache"] = cache
+        if criticality is not UNSET:
+            field_dict["criticality"] = criticality
         if default_output is not UNSET:
             field_dict["default_output"] = default_output
         if keys is not UNSET:
@@ -129,6 +143,8 @@ class App:
             field_dict["models"] = models
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
+        if warm_instances is not UNSET:
+            field_dict["warm_instances"] = warm_instances
 
         return field_dict
 
@@ -168,6 +184,16 @@ class App:
 
 
         cache = d.pop("cache", UNSET)
+
+        _criticality = d.pop("criticality", UNSET)
+        criticality: AppCriticality | Unset
+        if isinstance(_criticality,  Unset):
+            criticality = UNSET
+        else:
+            criticality = AppCriticality(_criticality)
+
+
+
 
         def _parse_default_output(data: object) -> AppDefaultOutputType0 | None | Unset:
             if data is None:
@@ -216,6 +242,8 @@ class App:
 
 
 
+        warm_instances = d.pop("warm_instances", UNSET)
+
         app = cls(
             created_at=created_at,
             default_latency_ms=default_latency_ms,
@@ -223,11 +251,13 @@ class App:
             name=name,
             slo_policy=slo_policy,
             cache=cache,
+            criticality=criticality,
             default_output=default_output,
             keys=keys,
             lossy=lossy,
             models=models,
             prefer=prefer,
+            warm_instances=warm_instances,
         )
 
 

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.app_create_criticality import AppCreateCriticality
 from ..models.app_create_prefer import AppCreatePrefer
 from ..models.app_create_slo_policy import AppCreateSloPolicy
 from ..types import UNSET, Unset
@@ -30,6 +31,10 @@ class AppCreate:
         Attributes:
             name (str): Unique app name (lowercase, digits, . _ -).
             cache (bool | Unset): Serve repeated inputs from the prediction cache. Default: True.
+            criticality (AppCreateCriticality | Unset): `critical`: the planner keeps a warm backup (loaded, idle, possibly
+                a smaller variant of the app's models) on another worker, so a failed worker costs milliseconds; `normal`: a
+                cold backup (the artifact ready, loaded when a worker fails, smallest variant first). Default:
+                AppCreateCriticality.NORMAL.
             default_latency_ms (float | None | Unset): Latency SLO when a query has none.
             default_min_accuracy (float | None | Unset): Minimum accuracy when a query has none.
             default_output (AppCreateDefaultOutputType0 | None | Unset): Outputs answered under the `default` policy:
@@ -42,16 +47,21 @@ class AppCreate:
             slo_policy (AppCreateSloPolicy | Unset): What to answer when a query misses its SLO: `error` (504 saying what
                 happened), `best_effort` (the late answer, marked `slo_met: false`) or `default` (`default_output`, marked
                 `default: true`). Default: AppCreateSloPolicy.BEST_EFFORT.
+            warm_instances (int | Unset): Instances kept loaded for each of the app's models once it is ready: the cheapest
+                variant that meets the app's default requirements is loaded at once, and the planner never scales a model below
+                this. 0: nothing is loaded until the first query. Default: 1.
      """
 
     name: str
     cache: bool | Unset = True
+    criticality: AppCreateCriticality | Unset = AppCreateCriticality.NORMAL
     default_latency_ms: float | None | Unset = UNSET
     default_min_accuracy: float | None | Unset = UNSET
     default_output: AppCreateDefaultOutputType0 | None | Unset = UNSET
     lossy: bool | Unset = False
     prefer: AppCreatePrefer | Unset = AppCreatePrefer.COST
     slo_policy: AppCreateSloPolicy | Unset = AppCreateSloPolicy.BEST_EFFORT
+    warm_instances: int | Unset = 1
 
 
 
@@ -62,6 +72,11 @@ class AppCreate:
         name = self.name
 
         cache = self.cache
+
+        criticality: str | Unset = UNSET
+        if not isinstance(self.criticality, Unset):
+            criticality = self.criticality.value
+
 
         default_latency_ms: float | None | Unset
         if isinstance(self.default_latency_ms, Unset):
@@ -95,6 +110,8 @@ class AppCreate:
             slo_policy = self.slo_policy.value
 
 
+        warm_instances = self.warm_instances
+
 
         field_dict: dict[str, Any] = {}
 
@@ -103,6 +120,8 @@ class AppCreate:
         })
         if cache is not UNSET:
             field_dict["cache"] = cache
+        if criticality is not UNSET:
+            field_dict["criticality"] = criticality
         if default_latency_ms is not UNSET:
             field_dict["default_latency_ms"] = default_latency_ms
         if default_min_accuracy is not UNSET:
@@ -115,6 +134,8 @@ class AppCreate:
             field_dict["prefer"] = prefer
         if slo_policy is not UNSET:
             field_dict["slo_policy"] = slo_policy
+        if warm_instances is not UNSET:
+            field_dict["warm_instances"] = warm_instances
 
         return field_dict
 
@@ -127,6 +148,16 @@ class AppCreate:
         name = d.pop("name")
 
         cache = d.pop("cache", UNSET)
+
+        _criticality = d.pop("criticality", UNSET)
+        criticality: AppCreateCriticality | Unset
+        if isinstance(_criticality,  Unset):
+            criticality = UNSET
+        else:
+            criticality = AppCreateCriticality(_criticality)
+
+
+
 
         def _parse_default_latency_ms(data: object) -> float | None | Unset:
             if data is None:
@@ -190,15 +221,19 @@ class AppCreate:
 
 
 
+        warm_instances = d.pop("warm_instances", UNSET)
+
         app_create = cls(
             name=name,
             cache=cache,
+            criticality=criticality,
             default_latency_ms=default_latency_ms,
             default_min_accuracy=default_min_accuracy,
             default_output=default_output,
             lossy=lossy,
             prefer=prefer,
             slo_policy=slo_policy,
+            warm_instances=warm_instances,
         )
 
         return app_create

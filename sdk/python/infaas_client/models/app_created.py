@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.app_created_criticality import AppCreatedCriticality
 from ..models.app_created_prefer import AppCreatedPrefer
 from ..models.app_created_slo_policy import AppCreatedSloPolicy
 from ..types import UNSET, Unset
@@ -37,11 +38,13 @@ class AppCreated:
             name (str):
             slo_policy (AppCreatedSloPolicy):
             cache (bool | Unset):  Default: True.
+            criticality (AppCreatedCriticality | Unset):  Default: AppCreatedCriticality.NORMAL.
             default_output (AppCreatedDefaultOutputType0 | None | Unset):
             keys (list[ApiKeyInfo] | Unset): The app's API keys (prefixes only).
             lossy (bool | Unset):  Default: False.
             models (list[str] | Unset):
             prefer (AppCreatedPrefer | Unset):  Default: AppCreatedPrefer.COST.
+            warm_instances (int | Unset):  Default: 1.
      """
 
     api_key: str
@@ -51,11 +54,13 @@ class AppCreated:
     name: str
     slo_policy: AppCreatedSloPolicy
     cache: bool | Unset = True
+    criticality: AppCreatedCriticality | Unset = AppCreatedCriticality.NORMAL
     default_output: AppCreatedDefaultOutputType0 | None | Unset = UNSET
     keys: list[ApiKeyInfo] | Unset = UNSET
     lossy: bool | Unset = False
     models: list[str] | Unset = UNSET
     prefer: AppCreatedPrefer | Unset = AppCreatedPrefer.COST
+    warm_instances: int | Unset = 1
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -80,6 +85,11 @@ class AppCreated:
         slo_policy = self.slo_policy.value
 
         cache = self.cache
+
+        criticality: str | Unset = UNSET
+        if not isinstance(self.criticality, Unset):
+            criticality = self.criticality.value
+
 
         default_output: dict[str, Any] | None | Unset
         if isinstance(self.default_output, Unset):
@@ -111,6 +121,8 @@ class AppCreated:
             prefer = self.prefer.value
 
 
+        warm_instances = self.warm_instances
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -124,6 +136,8 @@ class AppCreated:
         })
         if cache is not UNSET:
             field_dict["cache"] = cache
+        if criticality is not UNSET:
+            field_dict["criticality"] = criticality
         if default_output is not UNSET:
             field_dict["default_output"] = default_output
         if keys is not UNSET:
@@ -134,6 +148,8 @@ class AppCreated:
             field_dict["models"] = models
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
+        if warm_instances is not UNSET:
+            field_dict["warm_instances"] = warm_instances
 
         return field_dict
 
@@ -175,6 +191,16 @@ class AppCreated:
 
 
         cache = d.pop("cache", UNSET)
+
+        _criticality = d.pop("criticality", UNSET)
+        criticality: AppCreatedCriticality | Unset
+        if isinstance(_criticality,  Unset):
+            criticality = UNSET
+        else:
+            criticality = AppCreatedCriticality(_criticality)
+
+
+
 
         def _parse_default_output(data: object) -> AppCreatedDefaultOutputType0 | None | Unset:
             if data is None:
@@ -223,6 +249,8 @@ class AppCreated:
 
 
 
+        warm_instances = d.pop("warm_instances", UNSET)
+
         app_created = cls(
             api_key=api_key,
             created_at=created_at,
@@ -231,11 +259,13 @@ class AppCreated:
             name=name,
             slo_policy=slo_policy,
             cache=cache,
+            criticality=criticality,
             default_output=default_output,
             keys=keys,
             lossy=lossy,
             models=models,
             prefer=prefer,
+            warm_instances=warm_instances,
         )
 
 

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.app_update_criticality import AppUpdateCriticality
 from ..models.app_update_prefer import AppUpdatePrefer
 from ..models.app_update_slo_policy import AppUpdateSloPolicy
 from ..types import UNSET, Unset
@@ -31,21 +32,25 @@ class AppUpdate:
 
         Attributes:
             cache (bool | Unset):
+            criticality (AppUpdateCriticality | Unset):
             default_latency_ms (float | None | Unset):
             default_min_accuracy (float | None | Unset):
             default_output (AppUpdateDefaultOutputType0 | None | Unset):
             lossy (bool | Unset):
             prefer (AppUpdatePrefer | Unset):
             slo_policy (AppUpdateSloPolicy | Unset):
+            warm_instances (int | Unset):
      """
 
     cache: bool | Unset = UNSET
+    criticality: AppUpdateCriticality | Unset = UNSET
     default_latency_ms: float | None | Unset = UNSET
     default_min_accuracy: float | None | Unset = UNSET
     default_output: AppUpdateDefaultOutputType0 | None | Unset = UNSET
     lossy: bool | Unset = UNSET
     prefer: AppUpdatePrefer | Unset = UNSET
     slo_policy: AppUpdateSloPolicy | Unset = UNSET
+    warm_instances: int | Unset = UNSET
 
 
 
@@ -54,6 +59,11 @@ class AppUpdate:
     def to_dict(self) -> dict[str, Any]:
         from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0 # noqa: PLC0415
         cache = self.cache
+
+        criticality: str | Unset = UNSET
+        if not isinstance(self.criticality, Unset):
+            criticality = self.criticality.value
+
 
         default_latency_ms: float | None | Unset
         if isinstance(self.default_latency_ms, Unset):
@@ -87,6 +97,8 @@ class AppUpdate:
             slo_policy = self.slo_policy.value
 
 
+        warm_instances = self.warm_instances
+
 
         field_dict: dict[str, Any] = {}
 
@@ -94,6 +106,8 @@ class AppUpdate:
         })
         if cache is not UNSET:
             field_dict["cache"] = cache
+        if criticality is not UNSET:
+            field_dict["criticality"] = criticality
         if default_latency_ms is not UNSET:
             field_dict["default_latency_ms"] = default_latency_ms
         if default_min_accuracy is not UNSET:
@@ -106,6 +120,8 @@ class AppUpdate:
             field_dict["prefer"] = prefer
         if slo_policy is not UNSET:
             field_dict["slo_policy"] = slo_policy
+        if warm_instances is not UNSET:
+            field_dict["warm_instances"] = warm_instances
 
         return field_dict
 
@@ -116,6 +132,16 @@ class AppUpdate:
         from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0 # noqa: PLC0415
         d = dict(src_dict)
         cache = d.pop("cache", UNSET)
+
+        _criticality = d.pop("criticality", UNSET)
+        criticality: AppUpdateCriticality | Unset
+        if isinstance(_criticality,  Unset):
+            criticality = UNSET
+        else:
+            criticality = AppUpdateCriticality(_criticality)
+
+
+
 
         def _parse_default_latency_ms(data: object) -> float | None | Unset:
             if data is None:
@@ -179,14 +205,18 @@ class AppUpdate:
 
 
 
+        warm_instances = d.pop("warm_instances", UNSET)
+
         app_update = cls(
             cache=cache,
+            criticality=criticality,
             default_latency_ms=default_latency_ms,
             default_min_accuracy=default_min_accuracy,
             default_output=default_output,
             lossy=lossy,
             prefer=prefer,
             slo_policy=slo_policy,
+            warm_instances=warm_instances,
         )
 
         return app_update

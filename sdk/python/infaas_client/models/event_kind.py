@@ -1,6 +1,7 @@
 from enum import StrEnum
 
 class EventKind(StrEnum):
+    FAILOVER = "failover"
     FAILURE = "failure"
     MODEL_AUTOSCALER = "model_autoscaler"
     PROFILER = "profiler"

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.failover_note import FailoverNote
   from ..models.infer_response_outputs import InferResponseOutputs
   from ..models.query_latency import QueryLatency
 
@@ -38,6 +39,8 @@ class InferResponse:
             worker (str):
             cached (bool | Unset): Answered from the prediction cache. Default: False.
             default (bool | Unset): The SLO was missed and the app's default output answered. Default: False.
+            failover (FailoverNote | None | Unset): Set when a fallback variant answered because the worker serving the app
+                failed.
      """
 
     hardware: str
@@ -51,6 +54,7 @@ class InferResponse:
     worker: str
     cached: bool | Unset = False
     default: bool | Unset = False
+    failover: FailoverNote | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -58,6 +62,7 @@ class InferResponse:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.failover_note import FailoverNote # noqa: PLC0415
         from ..models.infer_response_outputs import InferResponseOutputs # noqa: PLC0415
         from ..models.query_latency import QueryLatency # noqa: PLC0415
         hardware = self.hardware
@@ -83,6 +88,14 @@ class InferResponse:
 
         default = self.default
 
+        failover: dict[str, Any] | None | Unset
+        if isinstance(self.failover, Unset):
+            failover = UNSET
+        elif isinstance(self.failover, FailoverNote):
+            failover = self.failover.to_dict()
+        else:
+            failover = self.failover
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -101,6 +114,8 @@ class InferResponse:
             field_dict["cached"] = cached
         if default is not UNSET:
             field_dict["default"] = default
+        if failover is not UNSET:
+            field_dict["failover"] = failover
 
         return field_dict
 
@@ -108,6 +123,7 @@ class InferResponse:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.failover_note import FailoverNote # noqa: PLC0415
         from ..models.infer_response_outputs import InferResponseOutputs # noqa: PLC0415
         from ..models.query_latency import QueryLatency # noqa: PLC0415
         d = dict(src_dict)
@@ -145,6 +161,26 @@ class InferResponse:
 
         default = d.pop("default", UNSET)
 
+        def _parse_failover(data: object) -> FailoverNote | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                failover_type_0 = FailoverNote.from_dict(data)
+
+
+
+                return failover_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(FailoverNote | None | Unset, data)
+
+        failover = _parse_failover(d.pop("failover", UNSET))
+
+
         infer_response = cls(
             hardware=hardware,
             latency_ms=latency_ms,
@@ -157,6 +193,7 @@ class InferResponse:
             worker=worker,
             cached=cached,
             default=default,
+            failover=failover,
         )
 
 

@@ -1,0 +1,8 @@
+from enum import StrEnum
+
+class AppCriticality(StrEnum):
+    CRITICAL = "critical"
+    NORMAL = "normal"
+
+    def __str__(self) -> str:
+        return str(self.value)
