@@ -60,6 +60,12 @@ def find(events: list[dict[str, Any]], app: str, action: str, outcome: str = "do
     )
 
 
+def events_of(running: RunningSuite) -> list[tuple[str, str, str]]:
+    """Every event's kind, action and reason, for a failure message."""
+    events = running.admin.get("/v1/events", params={"limit": 1000}).json()["events"]
+    return [(e["kind"], e["action"], e["reason"]) for e in events]
+
+
 def seen(running: RunningSuite, app: str, action: str) -> list[dict[str, Any]] | None:
     """The failover events once one of `action` for `app` is among them."""
     events = failover_events(running)
@@ -133,8 +139,10 @@ def test_warm_backup_answers_for_a_killed_worker_and_a_normal_app_fails_over_col
             return response.json() if response.status_code == 200 else None
 
         answered = wait_for(cellar_answer, what="cellar answered after the kill", timeout_s=60)
-        assert not answered["worker"].endswith(f"-{running.suite.port('executor')}")
-        if answered["variant"] == backup_variant and "failover" in answered:
+        assert (answered["worker"], answered["variant"]) == (backup_worker, backup_variant), events_of(
+            running
+        )
+        if "failover" in answered:  # a smaller variant than the one that failed: it says so
             assert answered["failover"]["from"] in loaded["cellar"] - {backup_variant}
         events = wait_for(
             lambda: seen(running, "cellar", "warm_failover"), what="warm failover", timeout_s=60

@@ -176,6 +176,7 @@ class Failover:
             if backup is not None and backup in serving:
                 del self.backups[family.app]  # promoted: the next plan backs it up anew
                 await self.redis.hdel(BACKUPS_KEY, family.app)
+                self._reserve()  # the model autoscaler sees it as capacity from its next tick
                 reason = f"{why}: now served by its warm backup {backup[0]} on {backup[1]}"
                 if backup[0] not in failed:
                     await failover_marks.mark(
@@ -306,6 +307,9 @@ class Failover:
                 await self.executors.drain_instance(urls[worker], vid)
             why = plan.unplaced.get(app, "the ILP placed a better backup")
             await self._event("warm_backup_removed", "done", why, app, vid, worker)
+        self._reserve()
+
+    def _reserve(self) -> None:
         if self.scaler is not None:
             self.scaler.reserved = {(w, v) for v, w in self.backups.values()}
 
