@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,9 @@ import redis
 
 from infaas.core.config import Settings
 from infaas.processes.suite import Suite, free_port
+from infaas.processes.supervisor import Supervisor
 from infaas_cli.demo_models import DemoModel
-from infaas_cli.launcher import start_suite
+from infaas_cli.launcher import EventWriter, start_suite
 from tests.conftest import libpq
 
 E2E_REDIS_DB = 14
@@ -84,6 +87,34 @@ def _settings(var_dir: Path, **overrides: object) -> Settings:
     )
 
 
+@contextmanager
+def own_suite(
+    settings: Settings, *, supervised: bool = False, events: bool = False
+) -> Iterator[RunningSuite]:
+    """A suite of the test's own (started, stopped after), supervised as `infaas run` does when asked;
+    `events` also writes the supervisor's exits and restarts as events, as the launcher does."""
+    suite = start_suite(settings)
+    stop = threading.Event()
+    writer = EventWriter(settings.resolved_database_url) if events else None
+    thread = None
+    if supervised:
+        supervisor = Supervisor(suite, on_event=writer.put) if writer else Supervisor(suite)
+        thread = threading.Thread(target=supervisor.run, args=(stop,), name="supervisor")
+        thread.start()
+    url = f"http://127.0.0.1:{settings.gateway_port}"
+    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {settings.admin_key}"}, timeout=60)
+    try:
+        yield RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
+    finally:
+        stop.set()
+        if thread is not None:
+            thread.join()
+        if writer is not None:
+            writer.close()
+        admin.close()
+        suite.stop()
+
+
 @pytest.fixture(scope="session", params=["postgres", "embedded"])
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -114,14 +145,10 @@ def running(
         cleanup.append(drop)
     else:
         settings = _settings(var_dir)  # no URLs: SQLite under var_dir and an embedded Redis
-    suite = start_suite(settings)
-    url = f"http://127.0.0.1:{settings.gateway_port}"
-    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {settings.admin_key}"}, timeout=60)
     try:
-        yield RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
+        with own_suite(settings) as running:
+            yield running
     finally:
-        admin.close()
-        suite.stop()
         for step in cleanup:
             step()
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import os
 import signal
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +19,7 @@ import redis
 from onnx import TensorProto, helper, numpy_helper
 
 from infaas.clients.profiler import LEASE_PREFIX
-from infaas.processes.supervisor import Supervisor
-from infaas_cli.launcher import start_suite
-from tests.e2e.conftest import RunningSuite, _settings
+from tests.e2e.conftest import RunningSuite, _settings, own_suite
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -34,19 +31,8 @@ def supervised(tmp_path: Path) -> Iterator[RunningSuite]:
     enough that a profile is still running when the test kills the profiler."""
     settings = _settings(tmp_path / "var")
     settings.profile_seconds_per_point = 0.3
-    suite = start_suite(settings)
-    stop = threading.Event()
-    thread = threading.Thread(target=Supervisor(suite).run, args=(stop,), name="supervisor")
-    thread.start()
-    url = f"http://127.0.0.1:{settings.gateway_port}"
-    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {settings.admin_key}"}, timeout=60)
-    try:
-        yield RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
-    finally:
-        stop.set()
-        thread.join()
-        admin.close()
-        suite.stop()
+    with own_suite(settings, supervised=True) as running:
+        yield running
 
 
 def sensor_model() -> tuple[bytes, bytes]:

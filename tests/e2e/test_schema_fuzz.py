@@ -11,11 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
-import httpx
 import pytest
 
-from infaas_cli.launcher import start_suite
-from tests.e2e.conftest import RunningSuite, _settings
+from tests.e2e.conftest import RunningSuite, _settings, own_suite
 from tests.e2e.wine import register_wine
 
 pytestmark = pytest.mark.e2e
@@ -29,20 +27,12 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningSu
     """Its own suite (the fuzzer deletes and patches whatever it can name), with app `cellar` and the
     two-input wine model registered and profiled."""
     var = tmp_path_factory.mktemp("fuzz")
-    settings = _settings(var / "var")
-    suite = start_suite(settings)
-    url = f"http://127.0.0.1:{settings.gateway_port}"
-    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {settings.admin_key}"}, timeout=60)
-    try:
-        key = admin.post("/v1/apps", json={"name": "cellar"}).json()["api_key"]
-        response = register_wine(admin, var, app="cellar")
+    with own_suite(_settings(var / "var")) as running:
+        key = running.admin.post("/v1/apps", json={"name": "cellar"}).json()["api_key"]
+        response = register_wine(running.admin, var, app="cellar")
         assert response.status_code == 202, response.text
-        running = RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
         assert running.wait_ready("wine")["status"] == "ready"
         yield running, key
-    finally:
-        admin.close()
-        suite.stop()
 
 
 REAL_NAMES = """

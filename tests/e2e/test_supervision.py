@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -19,9 +18,7 @@ import orjson
 import pytest
 
 from infaas.processes.suite import REDIS, Suite
-from infaas.processes.supervisor import Supervisor
-from infaas_cli.launcher import EventWriter, start_suite
-from tests.e2e.conftest import RunningSuite, _settings
+from tests.e2e.conftest import RunningSuite, _settings, own_suite
 from tests.e2e.wine import CHEM, register_wine
 from tests.polling import wait_for
 
@@ -35,28 +32,12 @@ LOAD_S = 3.0
 def supervised(tmp_path: Path) -> Iterator[tuple[RunningSuite, str]]:
     """Its own suite (SQLite + embedded Redis, two executors), supervised as `infaas run` does (events
     included), with the two-input wine model registered and profiled; yields it and the app's key."""
-    settings = _settings(tmp_path / "var")
-    suite = start_suite(settings)
-    stop = threading.Event()
-    events = EventWriter(settings.resolved_database_url)
-    supervisor = Supervisor(suite, on_event=events.put)
-    thread = threading.Thread(target=supervisor.run, args=(stop,), name="supervisor")
-    thread.start()
-    url = f"http://127.0.0.1:{settings.gateway_port}"
-    admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {settings.admin_key}"}, timeout=60)
-    try:
-        running = RunningSuite(suite=suite, settings=settings, url=url, admin=admin)
-        key = admin.post("/v1/apps", json={"name": "cellar"}).json()["api_key"]
-        response = register_wine(admin, tmp_path, app="cellar")
+    with own_suite(_settings(tmp_path / "var"), supervised=True, events=True) as running:
+        key = running.admin.post("/v1/apps", json={"name": "cellar"}).json()["api_key"]
+        response = register_wine(running.admin, tmp_path, app="cellar")
         assert response.status_code == 202, response.text
         assert running.wait_ready("wine")["status"] == "ready"
         yield running, key
-    finally:
-        stop.set()
-        thread.join()
-        events.close()
-        admin.close()
-        suite.stop()
 
 
 def healthy(suite: Suite, name: str) -> bool:
