@@ -24,6 +24,7 @@ from gateway.oip.routes import router as oip_router
 from gateway.oip.schemas import OIP_SCHEMAS
 from gateway.state import GatewayState
 from gateway.ui import router as ui_router
+from gateway.ui.data import load_sampler
 from gateway.ui.sessions import SessionStore
 from gateway.v1 import apps, events, infer, jobs, models, workers
 from infaas.clients.registry import AsyncRegistryClient
@@ -106,9 +107,12 @@ def create_app(
             SessionStore(settings.redis_url, ttl_s=settings.ui_session_ttl_s) if settings.redis_url else None
         )
         app.state.ui_sessions = sessions
+        app.state.ui_load = load_sampler(app.state.gateway)
+        app.state.ui_load.start()
         settle_heap()
         async with flushing():
             yield
+        await app.state.ui_load.stop()
         await registry.aclose()
         await scheduler.aclose()
         if sessions is not None:

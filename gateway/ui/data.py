@@ -16,14 +16,15 @@ import redis.asyncio as aioredis
 from fastapi import Request
 
 from gateway.state import GatewayState
-from gateway.ui import live
+from gateway.ui import live, timeline
 from infaas.clients.scheduler import SchedulerClient
 from infaas.core.credentials import internal_headers
 from infaas.data import store
 from infaas.metrics.exposition import exposition
-from infaas.schemas.api import Worker
+from infaas.schemas.api import Principal, Worker
 
 SCRAPE_TIMEOUT = httpx.Timeout(2.0, connect=0.5)
+ADMIN = Principal(role="admin")
 
 
 def gateway_state(request: Request) -> GatewayState:
@@ -99,6 +100,34 @@ async def scrape(state: GatewayState, workers: list[Worker]) -> Scrape:
             result.unreachable.append(name)
     result.samples = live.merge(parts)
     return result
+
+
+def load_sampler(state: GatewayState) -> timeline.LoadSampler:
+    """The sampler behind the load page's charts, reading what the load page reads, as the admin."""
+
+    async def workers() -> list[Worker]:
+        return await state.registry.workers(ADMIN)
+
+    async def samples(found: list[Worker]) -> live.Samples:
+        return (await scrape(state, found)).samples
+
+    return timeline.LoadSampler(
+        workers=workers,
+        scrape=samples,
+        interval_s=state.settings.ui_load_sample_s,
+        history_s=state.settings.ui_load_history_s,
+    )
+
+
+def load_charts(request: Request) -> timeline.LoadCharts | None:
+    """Charts of the last minutes from this process's sampler; None when sampling is off."""
+    sampler: timeline.LoadSampler | None = getattr(request.app.state, "ui_load", None)
+    if sampler is None or sampler.interval_s <= 0:
+        return None
+    settings = gateway_state(request).settings
+    return timeline.charts(
+        sampler.ring.points, time.time(), interval_s=sampler.interval_s, history_s=settings.ui_load_history_s
+    )
 
 
 def history(request: Request) -> live.ScrapeHistory:

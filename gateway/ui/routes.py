@@ -263,7 +263,9 @@ async def workers(request: Request) -> Response:
 async def load(request: Request) -> Response:
     async def build() -> View:
         found = await data.gateway_state(request).registry.workers(ADMIN)
-        return "load.html", {"page": "load", "load": await data.load_page(request, found), "refresh": True}
+        page = await data.load_page(request, found)
+        charts = data.load_charts(request)
+        return "load.html", {"page": "load", "load": page, "charts": charts, "refresh": True}
 
     return await _page(request, build)
 

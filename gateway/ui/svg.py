@@ -164,12 +164,32 @@ def scatter(title: str, points: Sequence[Point], *, x_label: str, y_label: str) 
 
 def lines(title: str, series: Sequence[Series], *, x_label: str, y_label: str) -> Markup:
     """One polyline with marks per series, x on a log2 axis (batch sizes), with a legend."""
+    return _polylines(
+        title, series, x_label, y_label, log2_x=True, empty="no latency measurements yet", x_name="batch "
+    )
+
+
+def timeseries(title: str, series: Sequence[Series], *, x_label: str, y_label: str) -> Markup:
+    """One polyline with marks per series over time (x linear: e.g. seconds before now), with a legend."""
+    return _polylines(title, series, x_label, y_label, log2_x=False, empty="no samples yet", x_name="")
+
+
+def _polylines(
+    title: str,
+    series: Sequence[Series],
+    x_label: str,
+    y_label: str,
+    *,
+    log2_x: bool,
+    empty: str,
+    x_name: str,
+) -> Markup:
     series = [s for s in series if s.points]
     if not series:
-        return _empty(title, "no latency measurements yet")
+        return _empty(title, empty)
     xs = [x for s in series for x, _ in s.points]
     ys = [y for s in series for _, y in s.points]
-    frame = _Frame(xs, ys, log2_x=True)
+    frame = _Frame(xs, ys, log2_x=log2_x)
     body = frame.axes(x_label, y_label)
     for i, s in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
@@ -180,7 +200,7 @@ def lines(title: str, series: Sequence[Series], *, x_label: str, y_label: str) -
         for x, y in s.points:
             body.append(
                 f'<circle class="point" cx="{frame.px(x):.1f}" cy="{frame.py(y):.1f}" r="3" fill="{colour}">'
-                f"<title>{escape(s.name)}: batch {x:.0f}, {_fmt(y)}</title></circle>"
+                f"<title>{escape(s.name)}: {x_name}{_fmt(x)}, {_fmt(y)}</title></circle>"
             )
         ly = TOP + 6 + 15 * i
         body.append(

@@ -278,6 +278,11 @@ class Settings(BaseSettings):
     ui_session_ttl_s: float = Field(default=8 * 3600, gt=0)
     """Lifetime of an admin UI session from sign-in (kept in Redis; the cookie's Max-Age too): after it,
     or after signing out, the browser is sent back to sign in."""
+    ui_load_sample_s: float = Field(default=5.0, ge=0)
+    """How often each gateway process samples the serving processes' metrics for the admin UI's load
+    charts (0: never; the load page then shows only its own window)."""
+    ui_load_history_s: float = Field(default=600.0, gt=0)
+    """How far back the load charts reach: the in-memory ring holds this many seconds of samples."""
 
     profile_lease_ttl_s: float = Field(default=5.0, gt=0)
     """A profiler holds a lease on the model it profiles (a Redis key with this TTL, renewed while it

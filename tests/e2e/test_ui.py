@@ -230,6 +230,19 @@ def test_pages_show_the_systems_real_data(
     assert float(window.locator("[data-metric=throughput]").inner_text()) > 0
     assert float(window.locator("[data-metric=p99]").inner_text()) > 0
     assert all(vid in page.inner_text("main") for vid in served | {a["variant"] for a in more})
+
+    # Charts over the last minutes, from the gateway's sampler (a point every 5 s): once two samples
+    # are in, queries/s, p50/p99, misses and shed, and instances per variant, drawn on the server.
+    def charted() -> bool:
+        page.goto("/ui/load")
+        return page.locator("#load-throughput polyline.series").count() == 1
+
+    wait_for(charted, what="the load charts' first point", timeout_s=60, every_s=1.0)
+    assert page.locator("#load-latency svg.chart").count() == 1
+    assert page.locator("#load-misses svg.chart").count() == 1
+    legend = page.locator("#load-instances svg text").all_text_contents()
+    assert served & set(legend), legend  # the variants that answered, each a line
+    assert page.locator("#load-instances polyline.series").count() >= 1
     assert_rendered(page, "load", tmp_path)
     # The services run in Prometheus multiprocess mode: their values are in the launcher-made folders.
     assert list((running.settings.var_dir / "metrics" / "gateway").glob("*.db"))
