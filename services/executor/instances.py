@@ -14,7 +14,8 @@ from redis.exceptions import ResponseError
 from infaas.core.aio import stop_tasks
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore
-from infaas.runtimes.engines import runtime_for
+from infaas.runtimes.engines import Runtime, runtime_for
+from infaas.runtimes.first_run import first_run
 from infaas.schemas.variants import VariantProfile
 from services.executor import metrics
 from services.executor.batching import AIMD
@@ -85,6 +86,7 @@ class InstanceHost:
         try:
             runtime = runtime_for(profile, self.artifacts.path(profile.artifact_digest))
             await asyncio.get_running_loop().run_in_executor(instance.pool, runtime.load)
+            await self._first_run(instance, runtime)
             await self._ensure_group(profile.id)
         except Exception as exc:
             instance.monitor.status = Status("failed", f"load failed: {str(exc)[:200]}")
@@ -99,6 +101,17 @@ class InstanceHost:
         instance.task = asyncio.create_task(consume_stream(self, instance), name=f"consume:{profile.id}")
         instance.inbox_task = asyncio.create_task(consume_inbox(self, instance), name=f"inbox:{profile.id}")
         return instance
+
+    async def _first_run(self, instance: Instance, runtime: Runtime) -> None:
+        """Its first inference now, not on a query's time; a model that cannot run zeros is still
+        loaded (its queries will say what is wrong), the log says why."""
+        profile = instance.profile
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                instance.pool, first_run, runtime, profile.signature_key, profile.max_batch
+            )
+        except Exception as exc:  # noqa: BLE001 (any runtime error: the load itself succeeded)
+            log.warning("first run of %s on zeros failed: %s", profile.id, exc)
 
     async def _ensure_group(self, vid: str) -> None:
         try:
