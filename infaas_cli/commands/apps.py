@@ -52,6 +52,21 @@ LossyOption = Annotated[
         "states no accuracy",
     ),
 ]
+CriticalityOption = Annotated[
+    str | None,
+    typer.Option(
+        "--criticality",
+        help="critical: a warm backup on another worker (failover in milliseconds); normal: a cold backup",
+    ),
+]
+WarmOption = Annotated[
+    int | None,
+    typer.Option(
+        "--warm-instances",
+        min=0,
+        help="instances kept loaded per model once it is ready (default 1; 0: load on the first query)",
+    ),
+]
 COLUMNS = (
     "name",
     "default_latency_ms",
@@ -60,6 +75,8 @@ COLUMNS = (
     "prefer",
     "cache",
     "lossy",
+    "warm_instances",
+    "criticality",
     "models",
 )
 
@@ -76,6 +93,7 @@ def _settings(
     prefer: str | None,
     cache: bool | None,
     lossy: bool | None,
+    criticality: str | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "default_latency_ms": latency_ms,
@@ -84,6 +102,7 @@ def _settings(
         "prefer": prefer,
         "cache": cache,
         "lossy": lossy,
+        "criticality": criticality,
     }
     if default_output is not None:
         try:
@@ -103,6 +122,8 @@ def create(
     prefer: PreferOption = None,
     cache: CacheOption = None,
     lossy: LossyOption = None,
+    criticality: CriticalityOption = None,
+    warm_instances: WarmOption = None,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
@@ -110,8 +131,10 @@ def create(
     """Create an app (admin key). Prints the app's API key: it is shown only this once."""
     body = {
         "name": name,
-        **_settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy),
+        **_settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy, criticality),
     }
+    if warm_instances is not None:
+        body["warm_instances"] = warm_instances
     try:
         with gateway_client(url, key) as client:
             created = request_json(client, "POST", "/v1/apps", json=body)
@@ -167,12 +190,16 @@ def update(
     prefer: PreferOption = None,
     cache: CacheOption = None,
     lossy: LossyOption = None,
+    criticality: CriticalityOption = None,
+    warm_instances: WarmOption = None,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Change an app's defaults; options left out stay as they are."""
-    body = _settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy)
+    body = _settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy, criticality)
+    if warm_instances is not None:
+        body["warm_instances"] = warm_instances
     if not body:
         raise typer.BadParameter("nothing to change: give at least one option (see --help)")
     try:
