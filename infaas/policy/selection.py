@@ -365,8 +365,8 @@ def _unmet(req: Requirements, rows: int, pool: list[VariantProfile]) -> Requirem
         else "each requirement is met by some variant, but none meets them together"
     )
     return RequirementsUnmet(
-        f"no variant meets {' and '.join(asked) or 'the query'} for a batch of {rows} ({what}); fastest: {_describe(fastest, rows)}; most accurate: "
-        f"{_describe(most_accurate, rows)}",
+        f"no variant meets {' and '.join(asked) or 'the query'} for a batch of {rows} ({what}); "
+        f"fastest: {_describe(fastest, rows)}; most accurate: {_describe(most_accurate, rows)}",
         closest=closest,
     )
 
