@@ -41,7 +41,8 @@ def registry() -> Registry:
 
 @pytest.fixture
 def gateway(registry: Registry, tmp_path: Path) -> Iterator[TestClient]:
-    app = create_app(Settings(var_dir=tmp_path))
+    # No load sampler: it would ask the registry for the workers every few seconds on its own.
+    app = create_app(Settings(var_dir=tmp_path, ui_load_sample_s=0))
     with TestClient(app, raise_server_exceptions=False) as client:
         state = app.state.gateway
         state.registry = AsyncRegistryClient(
