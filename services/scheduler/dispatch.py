@@ -41,9 +41,10 @@ from services.scheduler import metrics
 from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
 from services.scheduler.demand import DemandCounter
-from services.scheduler.failures import Failover
 from services.scheduler.failovers import FailoverMarks
+from services.scheduler.failures import Failover
 from services.scheduler.gate import AdmissionGate
+from services.scheduler.loads import ColdLoads
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import WorkerLost
 from services.scheduler.replies import Replies
@@ -53,10 +54,6 @@ from services.scheduler.snapshot import SnapshotCache
 log = logging.getLogger("infaas.scheduler")
 
 _MAX_REMEMBERED = 4096  # decisions kept per snapshot (distinct requirements × row counts seen)
-COLD_LOAD_EVERY_S = 5.0
-"""At most one query-path cold load per model per dispatcher in this time: selection loads only when
-nothing placed can serve, so more would mean loads failing or instances vanishing; the planner, which
-owns capacity, sees the shed queries meanwhile."""
 
 
 class Dispatcher:
@@ -73,8 +70,7 @@ class Dispatcher:
         self.replies = Replies(redis, snapshot, store.reply_channel(self.id))
         self.sender = Sender(redis=redis, snapshot=snapshot, replies=self.replies, settings=settings)
         self.failover = Failover(redis=redis, snapshot=snapshot, sender=self.sender, replies=self.replies)
-        self._loads: dict[str, asyncio.Future[None]] = {}
-        self._cold_loaded: dict[str, float] = {}  # model -> when this dispatcher last cold-loaded it
+        self.loads = ColdLoads(snapshot=snapshot, executors=executors)
         self.demand = DemandCounter()
         self.failovers = FailoverMarks()
         self._rows_in_flight: Counter[str] = Counter()  # per variant
@@ -224,7 +220,7 @@ class Dispatcher:
         try:
             loaded_now = False
             if decision.action == "load":
-                loaded_now = await self._ensure_loaded(decision, pinned=query.variant is not None)
+                loaded_now = await self.loads.ensure(decision, pinned=query.variant is not None)
             return await self._run(decision, query, rows, arrived, key, loaded_now, prediction)
         finally:
             self._app_in_flight[app] -= 1
@@ -297,7 +293,7 @@ class Dispatcher:
                 decision = await self._redirect(decision, lost, target, query, rows, wait_until, redirected)
                 loaded_now = loaded_now or decision.action == "load"
                 if decision.action == "load":  # a failover: what served it is gone, so no rate limit
-                    await self._ensure_loaded(decision, pinned=query.variant is not None, failover=True)
+                    await self.loads.ensure(decision, pinned=query.variant is not None, failover=True)
                 continue
             except TimeoutError as exc:
                 if wait_until == hard_deadline:
@@ -389,47 +385,3 @@ class Dispatcher:
         if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
             return None
         return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs
-
-    async def _ensure_loaded(
-        self, decision: Decision, *, pinned: bool = False, failover: bool = False
-    ) -> bool:
-        """Load the chosen variant once even if many queries ask at the same moment. Query-path loads
-        are rate-limited per model; a pinned variant (nothing else may answer its query) per variant,
-        so asking for one variant and then another is served, and alternating between them is not. A
-        failover (the worker that held the instance was lost under the query) is never held back."""
-        vid = decision.variant.id
-        pending = self._loads.get(vid)
-        if pending is not None:
-            await asyncio.shield(pending)
-            return False
-        worker = decision.worker
-        assert worker is not None
-        model, now = decision.variant.model, time.monotonic()
-        limited = vid if pinned else model
-        last = self._cold_loaded.get(limited)
-        # Nothing of this model serving anywhere (its instances died, or none was ever loaded): a load
-        # is the only way to answer, and a failover must not wait out the limit.
-        variants, serving = self.snapshot.snapshot.variants.values(), self.snapshot.serving
-        alone = not any(serving.get(v.id) for v in variants if v.model == model)
-        if not (failover or alone) and last is not None and now - last < COLD_LOAD_EVERY_S:
-            metrics.SHED.labels("cold_load_limit").inc()
-            raise Overloaded(
-                f"model {model!r} was cold-loaded {now - last:.1f} s ago and nothing loaded can serve the "
-                f"query; at most one query-path load per {COLD_LOAD_EVERY_S:g} s (the planner adds capacity)",
-                variant=vid,
-                retry_after_s=1,
-            )
-        self._cold_loaded[limited] = now
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._loads[vid] = future
-        try:
-            await self.executors.load(worker.url, vid)
-            self.snapshot.note_instance(worker.id, vid, "active")
-            future.set_result(None)
-            return True
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()
-            raise
-        finally:
-            del self._loads[vid]
