@@ -27,12 +27,12 @@ class DemoQuery:
 
 
 QUERIES = (
-    DemoQuery("loose: 20 ms, accuracy ≥ 0.90", 20.0, 0.90),
-    DemoQuery("accurate: 20 ms, accuracy ≥ 0.99", 20.0, 0.99),
+    DemoQuery("loose: 50 ms, accuracy ≥ 0.90", 50.0, 0.90),
+    DemoQuery("accurate: 50 ms, accuracy ≥ 0.99", 50.0, 0.99),
     # Answered by the large MLP, the cheapest warm variant at 0.95. Each SLO is end to end (gateway to
-    # executor and back, about 1–3 ms for a query here on a shared 2-core machine), so none is set
-    # below what the serving path itself costs.
-    DemoQuery("balanced: 10 ms, accuracy ≥ 0.95", 10.0, 0.95),
+    # executor and back): 1–3 ms for a query here, but tens of ms while the 2 shared cores are busy (the
+    # profiler finishing, other work), so none is set where that alone would miss it.
+    DemoQuery("balanced: 20 ms, accuracy ≥ 0.95", 20.0, 0.95),
     DemoQuery("impossible: 0.001 ms, accuracy ≥ 0.999", 0.001, 0.999),
 )
 

@@ -30,7 +30,8 @@ class Point:
 @dataclass(frozen=True)
 class Series:
     name: str
-    points: Sequence[tuple[float, float]]
+    points: Sequence[tuple[float, float | None]]
+    """(x, y); a None y is a gap: the line breaks there (a time with nothing to show)."""
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -169,9 +170,14 @@ def lines(title: str, series: Sequence[Series], *, x_label: str, y_label: str) -
     )
 
 
-def timeseries(title: str, series: Sequence[Series], *, x_label: str, y_label: str) -> Markup:
-    """One polyline with marks per series over time (x linear: e.g. seconds before now), with a legend."""
-    return _polylines(title, series, x_label, y_label, log2_x=False, empty="no samples yet", x_name="")
+def timeseries(
+    title: str, series: Sequence[Series], *, x_label: str, y_label: str, x_from: float | None = None
+) -> Markup:
+    """One polyline with marks per series over time (x linear: e.g. seconds before now, from `x_from` so
+    that charts side by side share an axis), with a legend above the lines."""
+    return _polylines(
+        title, series, x_label, y_label, log2_x=False, empty="no samples yet", x_name="", x_from=x_from
+    )
 
 
 def _polylines(
@@ -183,21 +189,29 @@ def _polylines(
     log2_x: bool,
     empty: str,
     x_name: str,
+    x_from: float | None = None,
 ) -> Markup:
-    series = [s for s in series if s.points]
+    series = [s for s in series if any(y is not None for _, y in s.points)]
     if not series:
         return _empty(title, empty)
-    xs = [x for s in series for x, _ in s.points]
-    ys = [y for s in series for _, y in s.points]
+    xs = [x for s in series for x, y in s.points if y is not None]
+    ys = [y for s in series for _, y in s.points if y is not None]
+    if x_from is not None:
+        xs += [x_from, max(xs)]
+    if not log2_x:  # room above the data for the legend (batch charts keep theirs over small values)
+        ys.append(max(ys) * (1.1 + 0.07 * len(series)) or 1.0)
     frame = _Frame(xs, ys, log2_x=log2_x)
     body = frame.axes(x_label, y_label)
     for i, s in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
-        coords = " ".join(f"{frame.px(x):.1f},{frame.py(y):.1f}" for x, y in s.points)
-        body.append(
-            f'<polyline class="series" points="{coords}" fill="none" stroke="{colour}" stroke-width="2"/>'
-        )
+        for segment in _segments(s.points):
+            coords = " ".join(f"{frame.px(x):.1f},{frame.py(y):.1f}" for x, y in segment)
+            body.append(
+                f'<polyline class="series" points="{coords}" fill="none" stroke="{colour}" stroke-width="2"/>'
+            )
         for x, y in s.points:
+            if y is None:
+                continue
             body.append(
                 f'<circle class="point" cx="{frame.px(x):.1f}" cy="{frame.py(y):.1f}" r="3" fill="{colour}">'
                 f"<title>{escape(s.name)}: {x_name}{_fmt(x)}, {_fmt(y)}</title></circle>"
@@ -208,3 +222,15 @@ def _polylines(
             f'<text x="{LEFT + 24}" y="{ly + 1}" font-size="11">{escape(s.name)}</text>'
         )
     return _svg(title, body)
+
+
+def _segments(points: Sequence[tuple[float, float | None]]) -> list[list[tuple[float, float]]]:
+    """The runs of points between gaps (None y)."""
+    out: list[list[tuple[float, float]]] = [[]]
+    for x, y in points:
+        if y is None:
+            if out[-1]:
+                out.append([])
+        else:
+            out[-1].append((x, y))
+    return [run for run in out if run]

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gateway.ui import live, timeline
+from gateway.ui.svg import Series, timeseries
 from infaas.schemas.api import Worker
 from tests.unit.gateway.test_ui_live import scrape_text
 
@@ -126,3 +127,12 @@ def test_charts_draw_each_series_against_seconds_ago() -> None:
 def test_charts_without_points_say_so() -> None:
     charts = timeline.charts([], 0.0, interval_s=5.0, history_s=600.0)
     assert charts.points == 0 and "no samples yet" in charts.throughput
+
+
+def test_a_gap_breaks_the_line_and_every_chart_shares_the_span() -> None:
+    drawn = timeseries(
+        "t", [Series("p99", [(-20, 1.0), (-15, None), (-10, 3.0), (-5, 4.0)])], x_label="s", y_label="ms"
+    )
+    assert drawn.count('class="series"') == 2 and drawn.count('class="point"') == 3
+    spanned = timeseries("t", [Series("q", [(-10, 1.0), (-5, 2.0)])], x_label="s", y_label="q", x_from=-300)
+    assert ">-300</text>" in spanned  # the axis starts where the ring does, not at the first point
