@@ -121,8 +121,9 @@ class FailureWatch:
             self.heard.pop(pulse.worker, None)
             return
         if self.declared.get(pulse.worker) == pulse.incarnation:
-            # Declared failed, yet it pulses: a false alarm (a stall longer than the timeout). Its
-            # next heartbeat puts it back in the store; a later real failure may be declared again.
+            # Declared failed (by any detector), yet it pulses: a false alarm (a stall longer than the
+            # timeout, a push connection cut while the process lives). Its next heartbeat puts it back
+            # in the store; clearing the claim lets a later real failure of it be declared again.
             del self.declared[pulse.worker]
             await self.redis.delete(claim_key(pulse.worker, pulse.incarnation))
             log.warning("worker %s pulses again after being declared failed", pulse.worker)
@@ -158,6 +159,8 @@ class FailureWatch:
 
     async def on_notice(self, notice: FailureNotice) -> None:
         self.heard.pop(notice.worker, None)
+        if notice.incarnation:  # its pulses after this notice would mean a false alarm
+            self.declared[notice.worker] = notice.incarnation
         self.notices = [*self.notices[-99:], notice]
         if not await self.redis.set(
             claim_key(notice.worker, notice.incarnation, "recorded"), self.me, nx=True, px=CLAIM_TTL_MS

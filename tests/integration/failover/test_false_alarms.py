@@ -1,0 +1,126 @@
+"""A live executor declared failed (a false alarm: a stall longer than the pulse timeout, a push
+connection cut while the process lives) under open-loop load, in both dispatch modes: every query is
+still answered once with its own rows' outputs, nothing is left on the streams, the failure watch sees
+it pulse again and records it `revived`, the worker is back in the store and the dispatcher's snapshot
+under the same incarnation, and a real failure of it afterwards is declared again."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+import redis
+import redis.asyncio as aioredis
+from sqlalchemy import select
+
+from infaas.data import store
+from infaas.data.db import EventRow, make_engine, make_sessionmaker
+from infaas.data.failures import FailureNotice, declare_failure
+from services.planner.failures import FailureWatch
+from services.scheduler.dispatch import Dispatcher
+from tests.integration.failover.conftest import FEATURES, FailCluster, place
+from tests.integration.failover.test_executor_failures import _check_answers, _query, _streams_empty
+from tests.polling import async_wait_for, wait_for
+
+
+async def _offer_and_declare(
+    cluster: FailCluster, dispatcher: Dispatcher, victim: str, incarnation: str, *, n: int = 240
+) -> tuple[list[np.ndarray], list[dict[str, Any] | Exception]]:
+    """`n` queries 5 ms apart (open loop); a third of the way in, the live `victim` is declared failed
+    as a detector would on a false alarm."""
+    rng = np.random.default_rng(4)
+    xs = [rng.normal(size=(1 + i % 2, FEATURES)).astype(np.float32) for i in range(n)]
+    results: list[dict[str, Any] | Exception] = [RuntimeError("not answered")] * n
+    client = aioredis.Redis.from_url(cluster.settings.redis_url)
+
+    async def one(i: int) -> None:
+        try:
+            results[i] = (await dispatcher.infer(_query(xs[i], i)))._asdict()
+        except Exception as exc:
+            results[i] = exc
+
+    try:
+        tasks = []
+        for i in range(n):
+            tasks.append(asyncio.create_task(one(i)))
+            if i == n // 3:
+                now = time.time()
+                notice = FailureNotice(
+                    worker=victim,
+                    reason="a false alarm staged by the test",
+                    detected_at=now,
+                    last_seen_at=now - 0.05,
+                    detector="planner",
+                    incarnation=incarnation,
+                )
+                assert await declare_failure(client, notice) is not None
+            await asyncio.sleep(0.005)  # the offered rate: the scenario, not a wait
+        await asyncio.gather(*tasks)
+    finally:
+        await client.aclose()
+    return xs, results
+
+
+@pytest.mark.parametrize("dispatch_mode", ["push", "streams"])
+async def test_a_live_worker_declared_failed_keeps_every_answer_and_rejoins(
+    fail_cluster: FailCluster, watched: FailureWatch, dispatcher: Dispatcher, pg_url: str, dispatch_mode: str
+) -> None:
+    vid = f"ranker.{dispatch_mode}"
+    await place(fail_cluster, dispatcher, vid, ("executor", "executor-2"))
+    victim = fail_cluster.worker_id("executor")
+    sync = redis.Redis.from_url(fail_cluster.settings.redis_url)
+    try:
+        incarnation = store.text(sync.hget(store.worker_key(victim), "incarnation") or b"")
+        assert incarnation
+
+        xs, results = await _offer_and_declare(fail_cluster, dispatcher, victim, incarnation)
+        _check_answers(fail_cluster, xs, results)  # every query answered, each with its own rows
+        assert _streams_empty(fail_cluster, vid)  # nothing left to be computed again later
+        await async_wait_for(lambda: fail_cluster.notices, what="the staged notice")
+        assert [n.worker for n in fail_cluster.notices] == [victim]
+
+        # The watch hears it pulse under the declared incarnation: a false alarm, recorded as such.
+        await async_wait_for(lambda: victim not in watched.declared, what="the watch to see it revive")
+        await async_wait_for(lambda: victim in watched.heard, what="its pulses tracked again")
+        engine = make_engine(pg_url)
+        sessions = make_sessionmaker(engine)
+        try:
+
+            def revived() -> list[EventRow]:
+                with sessions() as s:
+                    rows = s.scalars(select(EventRow).where(EventRow.kind == "failure")).all()
+                    return [r for r in rows if r.action == "revived" and r.worker == victim]
+
+            rows = await async_wait_for(revived, what="the revived event")
+            assert "stalled, not died" in rows[0].reason
+        finally:
+            engine.dispose()
+
+        # Its next heartbeat puts it back, same incarnation, and the dispatcher serves from it again.
+        def back() -> bool:
+            same = store.text(sync.hget(store.worker_key(victim), "incarnation") or b"") == incarnation
+            return same and (sync.zscore(store.WORKERS, victim) or 0) > 0
+
+        wait_for(back, what="the worker back in the store", timeout_s=10, every_s=0.05)
+
+        async def in_snapshot() -> bool:
+            await dispatcher.snapshot.refresh_live()
+            snap = dispatcher.snapshot.snapshot
+            return any(i.worker_id == victim and i.variant_id == vid for i in snap.instances)
+
+        await async_wait_for(in_snapshot, what="its instance in the snapshot again", every_s=0.1)
+
+        # A real failure of the same incarnation afterwards is declared: the false alarm's claim is gone.
+        fail_cluster.suite.procs["executor"].send_signal(signal.SIGKILL)
+        second = await async_wait_for(
+            lambda: len([n for n in fail_cluster.notices if n.worker == victim]) >= 2, what="the real failure"
+        )
+        assert second
+        real = [n for n in fail_cluster.notices if n.worker == victim][1]
+        assert real.incarnation == incarnation and real.detector in ("planner", "scheduler")
+    finally:
+        sync.close()
