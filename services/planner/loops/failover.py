@@ -237,12 +237,35 @@ class Failover:
                 await failover_marks.mark(
                     self.redis, vid, failed=failed, app=recovery.app, reason=reason, since=view.now
                 )
-            if recovery.first is not None and recovery.first != recovery.target:
-                await self.executors.drain_instance(urls[recovery.first[1]], recovery.first[0])
-                await failover_marks.unmark(self.redis, recovery.first[0])
-            await self._event("upgraded", "done", f"{vid} active on {worker}", recovery.app, vid, worker)
+            stopgaps = await self._stopgaps(recovery, view)
+            for small, at in stopgaps:
+                await self.executors.drain_instance(urls[at], small)
+                await failover_marks.unmark(self.redis, small)
+            gone = ", ".join(f"{v} on {w}" for v, w in stopgaps) or "none"
+            reason = f"{vid} active on {worker}; less accurate stopgaps drained: {gone}"
+            await self._event("upgraded", "done", reason, recovery.app, vid, worker)
         except Exception as exc:
             await self._event("progressive_failover", "failed", f"{why}: {exc}", recovery.app, vid, worker)
+
+    async def _stopgaps(self, recovery: Recovery, before: View) -> list[tuple[str, str]]:
+        """Instances of the app's less accurate variants loaded since the failure — the small variant
+        loaded first, and any that a scheduler cold-loaded for a query meanwhile (selection loads the
+        quickest to load) — which the chosen variant replaces: selection would otherwise keep preferring
+        the faster, smaller one."""
+        now = await self._view()
+        target = now.variants.get(recovery.target[0])
+        if target is None:
+            return []
+        existed = {(i.variant_id, i.worker_id) for i in before.instances}
+        return sorted(
+            (i.variant_id, i.worker_id)
+            for i in now.instances
+            if (v := now.variants.get(i.variant_id)) is not None
+            and v.app == target.app
+            and v.accuracy < target.accuracy
+            and (i.variant_id, i.worker_id) not in existed
+            and i.worker_id in {w.id for w in before.workers}
+        )
 
     # --- every tick: the snapshot fallback, warm backups, marks ------------------------------------
 
@@ -270,7 +293,9 @@ class Failover:
             self.known.setdefault(i.worker_id, set()).add(i.variant_id)
         for w in view.workers:
             self.known.setdefault(w.id, set())
+        # Seen live again (a restart, or a detector's false alarm): a later failure is a new one.
         self.down -= set(self.known)
+        self.handled = {(w, inc) for w, inc in self.handled if w not in self.known}
         await self._plan_backups(view)
         await self._clear_marks(view)
 

@@ -206,6 +206,9 @@ def place_warm(
             for ri, room in enumerate(rooms)
             if room.worker not in family.primaries and fits(v, room)
         ]
+        if not family.primaries:
+            unplaced[family.app] = "no primary instance yet: nothing to back up"
+            continue
         if not family.variants:
             unplaced[family.app] = "no eligible variant (ready, accurate and fast enough) to back it up"
         elif not options:

@@ -74,6 +74,12 @@ def test_ilp_leaves_out_the_app_that_fits_nowhere_and_places_the_rest() -> None:
     assert "once the other critical apps' backups are placed" in plan.unplaced["B"]
 
 
+def test_ilp_backs_up_only_apps_that_are_served() -> None:
+    families = [Family("A", True, (A_FULL,), frozenset())]
+    plan = place_warm(families, [room("w1", 4000)])
+    assert plan.backups == () and "nothing to back up" in plan.unplaced["A"]
+
+
 def test_ilp_keeps_the_backup_already_loaded_on_a_tie() -> None:
     families = [Family("A", True, (A_FULL,), frozenset({"w1"}))]
     rooms = [room("w1", 0), room("w2", 1000), room("w3", 1000)]
