@@ -171,12 +171,17 @@ def lines(title: str, series: Sequence[Series], *, x_label: str, y_label: str) -
 
 
 def timeseries(
-    title: str, series: Sequence[Series], *, x_label: str, y_label: str, x_from: float | None = None
+    title: str,
+    series: Sequence[Series],
+    *,
+    x_label: str,
+    y_label: str,
+    x_span: tuple[float, float] | None = None,
 ) -> Markup:
-    """One polyline with marks per series over time (x linear: e.g. seconds before now, from `x_from` so
+    """One polyline with marks per series over time (x linear: e.g. seconds before now, over `x_span` so
     that charts side by side share an axis), with a legend above the lines."""
     return _polylines(
-        title, series, x_label, y_label, log2_x=False, empty="no samples yet", x_name="", x_from=x_from
+        title, series, x_label, y_label, log2_x=False, empty="no samples yet", x_name="", x_span=x_span
     )
 
 
@@ -189,15 +194,15 @@ def _polylines(
     log2_x: bool,
     empty: str,
     x_name: str,
-    x_from: float | None = None,
+    x_span: tuple[float, float] | None = None,
 ) -> Markup:
     series = [s for s in series if any(y is not None for _, y in s.points)]
     if not series:
         return _empty(title, empty)
     xs = [x for s in series for x, y in s.points if y is not None]
     ys = [y for s in series for _, y in s.points if y is not None]
-    if x_from is not None:
-        xs += [x_from, max(xs)]
+    if x_span is not None:
+        xs += list(x_span)
     if not log2_x:  # room above the data for the legend (batch charts keep theirs over small values)
         ys.append(max(ys) * (1.1 + 0.07 * len(series)) or 1.0)
     frame = _Frame(xs, ys, log2_x=log2_x)

@@ -125,20 +125,20 @@ def charts(points: Iterable[LoadPoint], now: float, *, interval_s: float, histor
     shown = sorted(peak, key=lambda vid: (-peak[vid], vid))[:MAX_VARIANT_SERIES]
     x_label = "seconds ago"
     # Every chart over the same span, so a spike lines up across them.
-    x_from = min(ago[0] - kept[0].seconds, -interval_s) if kept else None
+    x_span = (min(ago[0] - kept[0].seconds, -interval_s), 0.0) if kept else None
     return LoadCharts(
         throughput=timeseries(
             "queries per second",
             [series("queries/s", (p.queries_per_s for p in kept))],
             x_label=x_label,
-            x_from=x_from,
+            x_span=x_span,
             y_label="queries/s",
         ),
         latency=timeseries(
             "query latency at the gateway (p50, p99)",
             [series("p50", (p.p50_ms for p in kept)), series("p99", (p.p99_ms for p in kept))],
             x_label=x_label,
-            x_from=x_from,
+            x_span=x_span,
             y_label="ms",
         ),
         misses=timeseries(
@@ -148,14 +148,14 @@ def charts(points: Iterable[LoadPoint], now: float, *, interval_s: float, histor
                 series("shed/s", (p.shed_per_s for p in kept)),
             ],
             x_label=x_label,
-            x_from=x_from,
+            x_span=x_span,
             y_label="queries/s",
         ),
         instances=timeseries(
             "instances per variant",
             [series(vid, (float(p.instances.get(vid, 0)) for p in kept)) for vid in shown],
             x_label=x_label,
-            x_from=x_from,
+            x_span=x_span,
             y_label="instances",
         ),
         points=len(kept),

@@ -134,5 +134,8 @@ def test_a_gap_breaks_the_line_and_every_chart_shares_the_span() -> None:
         "t", [Series("p99", [(-20, 1.0), (-15, None), (-10, 3.0), (-5, 4.0)])], x_label="s", y_label="ms"
     )
     assert drawn.count('class="series"') == 2 and drawn.count('class="point"') == 3
-    spanned = timeseries("t", [Series("q", [(-10, 1.0), (-5, 2.0)])], x_label="s", y_label="q", x_from=-300)
-    assert ">-300</text>" in spanned  # the axis starts where the ring does, not at the first point
+    spanned = timeseries(
+        "t", [Series("q", [(-200, 1.0), (-100, 2.0)])], x_label="s", y_label="q", x_span=(-300, 0)
+    )
+    # The axis spans the ring (to now), not only the points that have a value.
+    assert ">-300</text>" in spanned and ">0</text>" in spanned
