@@ -1,15 +1,25 @@
-"""Which workers have failed, from the pulses a detector heard: a pure rule over times it passes in.
+"""Which workers have failed, from the pulses a detector heard: pure rules over times it passes in.
 
 A worker is silent when its last pulse was heard more than `timeout_s` before the send time of the
 detector's own latest pulse heard back on the same channel (its echo). The echo is what keeps a Redis
 outage (or a stalled subscription) from being taken as every worker failing: while the channel carries
 nothing, no echo comes back either and nobody is declared; once it carries the detector's echo sent
 after a worker's deadline, that worker's silence was real.
+
+Silence alone does not tell a dead process from a paused one: on a loaded machine a live executor's
+pulse thread is not scheduled for tens of milliseconds now and then, longer than two intervals. So a
+silent worker is declared failed only with a second signal, a connection attempt to its port (`Probe`):
+refused (nothing listens there: the process is gone) or unanswered (its host or network is gone)
+confirms it; accepted (the kernel still accepts for the process: it lives, paused or hung) makes it a
+suspect, declared only once its silence reaches `hung_s`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
+
+Probe = Literal["refused", "unanswered", "accepted"]
 
 
 def silent(
@@ -20,3 +30,18 @@ def silent(
     if echo_sent_at is None:
         return ()
     return tuple(w for w, heard in last_heard.items() if echo_sent_at - heard > timeout_s)
+
+
+def verdict(silence_s: float, probe: Probe | None, *, hung_s: float) -> str | None:
+    """Why a worker silent for `silence_s` (already past the pulse timeout) is failed, given what a
+    connection to its port found (`probe`; None: it has no address to try, failed on silence alone), or
+    None: not failed (yet)."""
+    if probe is None:
+        return "no address to confirm it by"
+    if probe == "refused":
+        return "its port refuses connections"
+    if probe == "unanswered":
+        return "its port does not answer"
+    if silence_s >= hung_s:
+        return f"hung: its port still accepts connections, but no pulse for {hung_s * 1000:.0f} ms or more"
+    return None

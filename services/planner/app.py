@@ -27,6 +27,7 @@ def create_app(settings: Settings) -> FastAPI:
             getattr(app.state, "events", None),
             interval_s=settings.pulse_interval_s,
             misses=settings.pulse_misses,
+            hung_s=settings.pulse_hung_s,
         )
         await watch.start()
         app.state.failures = watch

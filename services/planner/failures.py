@@ -4,9 +4,11 @@ every recovery as an event.
 Detection (`infaas.policy.failure_detection`): the watch hears every executor's pulse
 (`infaas.data.pulses`) and publishes its own on the same channel every half interval, with its send time
 as the incarnation; each echo heard back is a moment the channel was known to work, so a worker whose last
-pulse is older than `pulse_misses` intervals by then is declared failed (`infaas.data.failures`:
-out of the store at once, the notice published). A subscription that was lost restarts every worker's
-clock: the pulses it missed say nothing about the workers.
+pulse is older than `pulse_misses` intervals by then is silent. A silent worker is probed (a TCP connect to
+its address, `2 × pulse_interval_s` at most): refused or unanswered, it is declared failed
+(`infaas.data.failures`: out of the store at once, the notice published); accepted, it is a suspect (a
+process paused on a loaded machine), declared only once silent for `pulse_hung_s`. A subscription that
+was lost restarts every worker's clock: the pulses it missed say nothing about the workers.
 
 Recording: every notice heard, whoever detected it (this watch, a scheduler whose push connection
 dropped, the local provider seeing a process exit), becomes one `failure`/`declared` event, and every
@@ -22,9 +24,11 @@ import logging
 import time
 import uuid
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 
+from infaas.data import store
 from infaas.data.failures import (
     CLAIM_TTL_MS,
     FAILURES_CHANNEL,
@@ -35,7 +39,7 @@ from infaas.data.failures import (
     declare_failure,
 )
 from infaas.data.pulses import PULSES_CHANNEL, Pulse
-from infaas.policy.failure_detection import silent
+from infaas.policy.failure_detection import Probe, silent, verdict
 from services.planner import metrics
 from services.planner.event_log import EventLog
 
@@ -44,13 +48,22 @@ log = logging.getLogger("infaas.planner")
 
 class FailureWatch:
     def __init__(
-        self, redis: aioredis.Redis, events: EventLog | None, *, interval_s: float, misses: int
+        self,
+        redis: aioredis.Redis,
+        events: EventLog | None,
+        *,
+        interval_s: float,
+        misses: int,
+        hung_s: float = 0.5,
     ) -> None:
         self.redis = redis
         self.events = events
         self.interval_s = interval_s
         self.timeout_s = misses * interval_s
         self.misses = misses
+        self.hung_s = max(hung_s, self.timeout_s)
+        self.probe_timeout_s = max(2 * interval_s, 0.01)
+        self.suspects: dict[str, float] = {}  # worker -> the last pulse heard when a probe found it alive
         self.me = f"detector-{uuid.uuid4().hex[:8]}"
         self.heard: dict[str, float] = {}  # worker -> monotonic time its latest pulse arrived
         self.incarnations: dict[str, str] = {}
@@ -138,24 +151,75 @@ class FailureWatch:
         self.incarnations[pulse.worker] = pulse.incarnation
 
     async def _check(self, echo_sent_at: float) -> None:
-        for worker in silent(self.heard, echo_sent_at=echo_sent_at, timeout_s=self.timeout_s):
-            last = self.heard.pop(worker)
-            incarnation = self.incarnations.pop(worker, "")
-            quiet_ms = (time.monotonic() - last) * 1000
-            notice = FailureNotice(
-                worker=worker,
-                reason=(
-                    f"no pulse for {quiet_ms:.0f} ms ({self.misses} missed at "
-                    f"{self.interval_s * 1000:.0f} ms) while the channel carried others"
-                ),
-                detected_at=time.time(),
-                last_seen_at=time.time() - (time.monotonic() - last),
-                detector="planner",
-                incarnation=incarnation,
-            )
-            if await declare_failure(self.redis, notice) is not None:
-                self.declared[worker] = incarnation
-                log.warning("worker %s declared failed: %s", worker, notice.reason)
+        now = time.monotonic()
+        due = [
+            w
+            for w in silent(self.heard, echo_sent_at=echo_sent_at, timeout_s=self.timeout_s)
+            if self.suspects.get(w) != self.heard[w] or now - self.heard[w] >= self.hung_s
+        ]
+        if not due:
+            return
+        before = {w: self.heard[w] for w in due}
+        probes = await asyncio.gather(*(self._probe(w) for w in due))
+        for worker, probe in zip(due, probes, strict=True):
+            last = self.heard.get(worker)
+            if last != before[worker] or last is None:
+                continue  # a notice or a pulse came while probing
+            quiet_s = time.monotonic() - last
+            why = verdict(quiet_s, probe, hung_s=self.hung_s)
+            if why is None:
+                if self.suspects.get(worker) != last:
+                    self.suspects[worker] = last
+                    metrics.FAILURES_SUSPECTED.inc()
+                    log.info(
+                        "worker %s silent for %.0f ms but its port accepts: stalled", worker, quiet_s * 1e3
+                    )
+                continue
+            await self._declare(worker, last, quiet_s, why)
+
+    async def _probe(self, worker: str) -> Probe | None:
+        """Try a TCP connection to the worker's address (None: the store has none for it). A timeout
+        counts as unanswered only if this loop was not itself stalled meanwhile; else it tries again."""
+        url = store.text(await self.redis.hget(store.worker_key(worker), "url") or b"")
+        parts = urlsplit(url)
+        if not parts.hostname or not parts.port:
+            return None
+        for _ in range(2):
+            started = time.monotonic()
+            try:
+                _, writer = await asyncio.wait_for(
+                    asyncio.open_connection(parts.hostname, parts.port), timeout=self.probe_timeout_s
+                )
+            except TimeoutError:
+                if time.monotonic() - started < 2 * self.probe_timeout_s:
+                    return "unanswered"
+                continue  # this process was paused past the timeout: the attempt says nothing
+            except OSError:
+                return "refused"
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+            return "accepted"
+        return "unanswered"
+
+    async def _declare(self, worker: str, last: float, quiet_s: float, why: str) -> None:
+        self.heard.pop(worker, None)
+        self.suspects.pop(worker, None)
+        incarnation = self.incarnations.pop(worker, "")
+        notice = FailureNotice(
+            worker=worker,
+            reason=(
+                f"no pulse for {quiet_s * 1000:.0f} ms ({self.misses} missed at "
+                f"{self.interval_s * 1000:.0f} ms) while the channel carried others, and {why}"
+            ),
+            detected_at=time.time(),
+            last_seen_at=time.time() - (time.monotonic() - last),
+            detector="planner",
+            incarnation=incarnation,
+        )
+        if await declare_failure(self.redis, notice) is not None:
+            self.declared[worker] = incarnation
+            log.warning("worker %s declared failed: %s", worker, notice.reason)
 
     async def on_notice(self, notice: FailureNotice) -> None:
         self.heard.pop(notice.worker, None)

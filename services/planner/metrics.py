@@ -28,6 +28,10 @@ _FAILURE_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 1
 FAILURES_DETECTED = Counter(
     "infaas_failures_detected_total", "Workers declared failed, by who noticed", ["detector"]
 )
+FAILURES_SUSPECTED = Counter(
+    "infaas_failures_suspected_total",
+    "Silent workers whose port still accepted connections (a stall, not declared failed)",
+)
 DETECTION_SECONDS = Histogram(
     "infaas_failure_detection_seconds",
     "From a failed worker's last sign of life to its failure being declared",

@@ -124,3 +124,66 @@ async def test_a_live_worker_declared_failed_keeps_every_answer_and_rejoins(
         assert real.incarnation == incarnation and real.detector in ("planner", "scheduler")
     finally:
         sync.close()
+
+
+async def _watch_with(cluster: FailCluster, *, hung_s: float) -> tuple[FailureWatch, aioredis.Redis]:
+    client = aioredis.Redis.from_url(cluster.settings.redis_url)
+    cfg = cluster.settings
+    watch = FailureWatch(
+        client, None, interval_s=cfg.pulse_interval_s, misses=cfg.pulse_misses, hung_s=hung_s
+    )
+    await watch.start()
+    return watch, client
+
+
+async def test_a_paused_executor_is_a_suspect_not_a_failure_and_a_hung_one_is_declared(
+    fail_cluster: FailCluster,
+) -> None:
+    """SIGSTOP silences every pulse, as a long stall on a loaded machine does, but the kernel still
+    accepts connections on its port: not declared while its silence is below `hung_s`; declared as hung
+    once past it."""
+    victim = fail_cluster.worker_id("executor")
+    proc = fail_cluster.suite.procs["executor"]
+    patient, client = await _watch_with(fail_cluster, hung_s=60.0)
+    try:
+        await async_wait_for(lambda: victim in patient.heard, what="its pulses")
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            # Silent for many pulse timeouts: probed, found alive, kept as a suspect.
+            await async_wait_for(lambda: victim in patient.suspects, what="it suspected", timeout_s=10)
+            before = patient.heard[victim]
+            await async_wait_for(
+                lambda: time.monotonic() - before > 20 * patient.timeout_s, what="a long stall", every_s=0.05
+            )
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        await async_wait_for(lambda: patient.heard.get(victim, 0) > before, what="its pulses again")
+        assert not patient.declared and sync_score(fail_cluster, victim) > 0  # never taken out of the store
+
+        strict, other = await _watch_with(fail_cluster, hung_s=1.0)
+        try:
+            await async_wait_for(lambda: victim in strict.heard, what="its pulses heard by the strict watch")
+            proc.send_signal(signal.SIGSTOP)
+            try:
+                (notice,) = await async_wait_for(
+                    lambda: [n for n in strict.notices if n.worker == victim],
+                    what="it declared",
+                    timeout_s=15,
+                )
+                assert "hung" in notice.reason and notice.detector == "planner"
+            finally:
+                proc.send_signal(signal.SIGCONT)
+        finally:
+            await strict.stop()
+            await other.aclose()
+    finally:
+        await patient.stop()
+        await client.aclose()
+
+
+def sync_score(cluster: FailCluster, worker: str) -> float:
+    client = redis.Redis.from_url(cluster.settings.redis_url)
+    try:
+        return float(client.zscore(store.WORKERS, worker) or 0)
+    finally:
+        client.close()

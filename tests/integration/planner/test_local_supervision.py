@@ -69,7 +69,7 @@ async def test_a_killed_executor_is_declared_restarted_and_rejoins(cluster: Clus
         second = await async_wait_for(rejoined, what="the restarted executor's heartbeat", timeout_s=60)
         assert second != first
         assert provider.suite.procs[name] is not old and provider.suite.procs[name].poll() is None
-        actions = [(e.action, e.details.get("service")) for e in await EventLog(engine).list()]
+        actions = [(e.action, (e.details or {}).get("service")) for e in await EventLog(engine).list()]
         assert ("exited", name) in actions and ("restarted", name) in actions, actions
         assert len([n for n in notices if n.worker == worker]) == 1  # the restart is not a failure
     finally:

@@ -1,0 +1,37 @@
+"""The failure detector's pure rules (`infaas.policy.failure_detection`): silence is judged against the
+detector's own echo, and a silent worker is failed only when a second signal (a probe of its port)
+confirms it, or once it has been silent long enough to count as hung."""
+
+from __future__ import annotations
+
+import pytest
+
+from infaas.policy.failure_detection import silent, verdict
+
+
+def test_no_echo_heard_declares_nobody_however_old_the_pulses() -> None:
+    assert silent({"w1": 0.0, "w2": 5.0}, echo_sent_at=None, timeout_s=0.05) == ()
+
+
+def test_silence_is_measured_to_the_echo_not_to_now() -> None:
+    heard = {"w1": 10.00, "w2": 10.04}
+    # The echo sent at 10.07 came back: w1 was silent 70 ms by then (past 50 ms), w2 only 30 ms.
+    assert silent(heard, echo_sent_at=10.07, timeout_s=0.05) == ("w1",)
+    # An older echo (the channel known to work only until 10.03) declares nobody yet.
+    assert silent(heard, echo_sent_at=10.03, timeout_s=0.05) == ()
+
+
+@pytest.mark.parametrize(
+    ("probe", "words"),
+    [("refused", "refuses connections"), ("unanswered", "does not answer"), (None, "no address")],
+)
+def test_a_silent_worker_is_failed_when_its_port_confirms_it(probe: str | None, words: str) -> None:
+    why = verdict(0.06, probe, hung_s=0.5)  # type: ignore[arg-type]
+    assert why is not None and words in why
+
+
+def test_a_silent_worker_whose_port_accepts_is_a_stall_until_it_counts_as_hung() -> None:
+    assert verdict(0.06, "accepted", hung_s=0.5) is None
+    assert verdict(0.499, "accepted", hung_s=0.5) is None
+    why = verdict(0.5, "accepted", hung_s=0.5)
+    assert why is not None and why.startswith("hung") and "500 ms" in why
