@@ -131,14 +131,12 @@ class Settings(BaseSettings):
     none (a failure is then noticed by the heartbeat's expiry, a dropped push connection, or the provider)."""
 
     pulse_misses: int = 2
-    """A worker whose pulses stopped for this many intervals, while the channel carried others, is failed."""
+    """A worker whose pulses stopped for this many intervals, while the channel carried others, is silent:
+    failed if a connection to its port is refused or unanswered (`infaas.policy.failure_detection`)."""
 
-    pulse_interval_s: float = 0.025
-    """How often an executor publishes its pulse (`infaas.data.pulses`), the fast liveness signal; 0 sends
-    none (a failure is then noticed by the heartbeat's expiry, a dropped push connection, or the provider)."""
-
-    pulse_misses: int = 2
-    """A worker whose pulses stopped for this many intervals, while the channel carried others, is failed."""
+    pulse_hung_s: float = 0.5
+    """A silent worker whose port still accepts connections (a process paused on a loaded machine) is
+    failed only once its pulses stopped for this long: hung."""
 
     auth_cache_ttl_s: float = 10.0
     """How long the gateway trusts a verified key (and a known model signature) before asking again."""
