@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -100,7 +100,8 @@ class AppUpdate(Strict):
     prefer: Prefer | SkipJsonSchema[None] = None
     lossy: bool | SkipJsonSchema[None] = None
     criticality: Criticality | SkipJsonSchema[None] = None
-    warm_instances: StrictInt | SkipJsonSchema[None] = Field(None, ge=0, le=MAX_WARM_INSTANCES)
+    # The bounds on the int alone: on the union they would be applied to an explicit null (a TypeError).
+    warm_instances: Annotated[StrictInt, Field(ge=0, le=MAX_WARM_INSTANCES)] | SkipJsonSchema[None] = None
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 

@@ -57,6 +57,13 @@ def test_apps_models_query_and_workers_through_the_cli(
         updated["prefer"] == "latency" and updated["cache"] is False and updated["default_latency_ms"] == 80
     )
     assert as_json(run(running, key, "apps", "show", "cli-app", "--json"))["prefer"] == "latency"
+    assert (
+        as_json(run(running, key, "apps", "update", "cli-app", "--warm-instances", "0", "--json"))[
+            "warm_instances"
+        ]
+        == 0
+    )
+    assert run(running, key, "apps", "update", "cli-app", "--warm-instances", "-1").exit_code != 0
 
     registered = run(
         running,

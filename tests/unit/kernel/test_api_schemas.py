@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from infaas.schemas.api import AppCreate, AppUpdate, VariantFilter
 
 
-@pytest.mark.parametrize("field", ["slo_policy", "cache", "prefer"])
+@pytest.mark.parametrize("field", ["slo_policy", "cache", "prefer", "warm_instances"])
 def test_app_update_refuses_null_for_fields_that_always_hold_a_value(field: str) -> None:
     with pytest.raises(ValidationError, match="cannot be null") as info:
         AppUpdate.model_validate({field: None})
@@ -48,3 +48,16 @@ def test_variant_filter_numbers_must_be_finite(field: str) -> None:
     for value in ("inf", "nan"):
         with pytest.raises(ValidationError):
             VariantFilter.model_validate({field: value})
+
+
+@pytest.mark.parametrize("value", [-1, 65, 1.5, True, "2"])
+@pytest.mark.parametrize("schema", [AppCreate, AppUpdate])
+def test_warm_instances_is_a_whole_number_from_0_to_64(
+    schema: type[AppCreate | AppUpdate], value: object
+) -> None:
+    body: dict[str, Any] = {"warm_instances": value} | ({"name": "a1"} if schema is AppCreate else {})
+    with pytest.raises(ValidationError) as info:
+        schema.model_validate(body)
+    assert info.value.errors()[0]["loc"][0] == "warm_instances"
+    assert schema.model_validate({**body, "warm_instances": 0}).warm_instances == 0
+    assert AppCreate(name="a1").warm_instances == 1  # loaded once ready unless the app says otherwise
