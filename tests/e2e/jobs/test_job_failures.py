@@ -62,6 +62,19 @@ def test_an_executor_killed_mid_job_loses_and_duplicates_nothing(
     check_exact_result(jobs_suite, job, x)
 
 
+def test_one_executor_killed_mid_job_fails_over_to_the_other_losing_and_duplicating_nothing(
+    jobs_suite: JobsSuite, demo_models: list[DemoModel]
+) -> None:
+    """Only one executor dies (declared failed from its pulses or its dropped push connection); the
+    chunks it was computing go to the survivor, and each chunk's rows are still recorded once."""
+    x = job_input(demo_models[1], 30_000, seed=5)
+    try:
+        job = _crash_mid_job(jobs_suite, x, lambda: jobs_suite.kill("executor"))
+        check_exact_result(jobs_suite, job, x)
+    finally:
+        jobs_suite.restart("executor")  # the package's later tests expect both
+
+
 def test_online_queries_succeed_alongside_a_job_which_pauses_while_they_load_the_workers(
     jobs_suite: JobsSuite, demo_models: list[DemoModel]
 ) -> None:
