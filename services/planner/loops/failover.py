@@ -2,15 +2,16 @@
 worker fails.
 
 - Failures arrive as `FailureNotice`s on `infaas:failures` (whoever detects one first publishes it); as a
-  fallback, a worker that was live at the last tick and is not now counts as failed ("left the snapshot").
+  fallback, a worker that was live at the last tick and is not now is declared failed ("left the
+  snapshot") through `declare_failure`, as any detector does, which a worker that left on purpose is not.
   Each (worker, incarnation) is handled once.
 - On a failure, per app that the worker served: still served elsewhere → nothing to do; served by its warm
   backup → the backup is now its primary (warm failover); else it is failed over progressively
   (`policies/failover.py`, Algorithm 1): its smallest variant loads first, then the chosen one, which
   replaces it. Answers from a variant other than the failed one carry `failover` (`failover_marks`).
-- Every `plan_every_s` (leader only): warm backups re-planned by the proactive ILP (`policies/backups.py`),
-  loads of new ones, unloads of those no longer planned, and marks cleared once the failed variant serves
-  again.
+- Every tick (`failover_interval_s`, leader only): warm backups re-planned by the proactive ILP
+  (`policies/backups.py`), loads of new ones, unloads of those no longer planned, and marks cleared once
+  the failed variant serves again.
 Each step is an event (kind `failover`) with its reason. Backups are kept out of the model autoscaler's
 view (`ModelAutoscaler.reserved`), and the models being failed over out of its plans (`busy`).
 """
@@ -30,7 +31,7 @@ import redis.asyncio as aioredis
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import failover_marks, store
-from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
+from infaas.data.failures import FAILURES_CHANNEL, FailureNotice, declare_failure
 from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
@@ -144,10 +145,9 @@ class Failover:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def fail_over(self, notice: FailureNotice) -> None:
-        """Fail over what `notice.worker` served, once per (worker, incarnation); a notice that knows
-        no incarnation (the snapshot fallback) only for a worker not already handled since last seen."""
+        """Fail over what `notice.worker` served, once per (worker, incarnation)."""
         key = (notice.worker, notice.incarnation)
-        if key in self.handled or (not notice.incarnation and notice.worker in self.down):
+        if key in self.handled:
             return
         self.handled.add(key)
         self.down.add(notice.worker)
@@ -274,30 +274,35 @@ class Failover:
             return
         view = await self._view()
         live = {w.id for w in view.workers}
-        for gone in sorted(set(self.known) - live):
-            await self.fail_over(
-                FailureNotice(
-                    worker=gone,
-                    reason="left the planner's snapshot (heartbeat expired)",
-                    detected_at=view.now,
-                    last_seen_at=view.now - self.heartbeat_ttl_s,
-                    detector="planner",
-                    instances=tuple(sorted(self.known.get(gone, ()))),
-                )
+        gone_now = sorted(set(self.known) - live - self.down)
+        for gone in gone_now:
+            # Declared like any detector does (once per incarnation, not for a worker that left on
+            # purpose), so that every scheduler drops it too; the notice comes back through `listen`.
+            self.down.add(gone)
+            notice = FailureNotice(
+                worker=gone,
+                reason="left the planner's snapshot (heartbeat expired)",
+                detected_at=view.now,
+                last_seen_at=view.now - self.heartbeat_ttl_s,
+                detector="planner",
+                instances=tuple(sorted(self.known.get(gone, ()))),
             )
-        if self.tasks:  # a failover is under way: plan backups over what it leaves
+            if await declare_failure(self.redis, notice) is None:
+                log.info("%s left the snapshot: already declared, or it left on purpose", gone)
+        if gone_now or self.tasks:  # a failover is due or under way: plan backups over what it leaves
             return
-        view = await self._view()
-        self.known = {}
-        for i in view.instances:
-            self.known.setdefault(i.worker_id, set()).add(i.variant_id)
-        for w in view.workers:
-            self.known.setdefault(w.id, set())
-        # Seen live again (a restart, or a detector's false alarm): a later failure is a new one.
-        self.down -= set(self.known)
-        self.handled = {(w, inc) for w, inc in self.handled if w not in self.known}
-        await self._plan_backups(view)
-        await self._clear_marks(view)
+        async with self.lock_failover:  # never beside a failover: it promotes the backups it finds
+            view = await self._view()
+            self.known = {}
+            for i in view.instances:
+                self.known.setdefault(i.worker_id, set()).add(i.variant_id)
+            for w in view.workers:
+                self.known.setdefault(w.id, set())
+            # Seen live again (a restart, or a detector's false alarm): a later failure is a new one.
+            self.down -= set(self.known)
+            self.handled = {(w, inc) for w, inc in self.handled if w not in self.known}
+            await self._plan_backups(view)
+            await self._clear_marks(view)
 
     async def _plan_backups(self, view: View) -> None:
         families = await self._families(view)
@@ -323,9 +328,12 @@ class Failover:
             self.backups[b.app] = (b.variant, b.worker)
             await self.redis.hset(BACKUPS_KEY, b.app, orjson.dumps([b.variant, b.worker]))
             await self._event("warm_backup", "done", b.reason, b.app, b.variant, b.worker)
+        orphaned = {f.app for f in families if not f.primaries}
         for app, (vid, worker) in list(self.backups.items()):
             if planned.get(app) == (vid, worker):
                 continue
+            if app in orphaned and (vid, worker) in hosted:
+                continue  # its primaries are gone: a failure, whose failover promotes this backup
             del self.backups[app]
             await self.redis.hdel(BACKUPS_KEY, app)
             if (vid, worker) in hosted and worker in urls and (vid, worker) not in planned.values():
