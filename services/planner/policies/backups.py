@@ -107,11 +107,15 @@ def families(
     out = []
     for (app, signature), vs in sorted(groups.items()):
         app_terms = terms.get(app, AppTerms())
+        ok = sorted((v for v in vs if eligible(v, app_terms)), key=lambda v: v.id)
+        # Selection routes to a dominated variant only when no undominated one meets the query, loaded
+        # or not: a dominated backup would sit idle while a query cold-loads its dominator.
+        undominated = [v for v in ok if not v.dominated]
         out.append(
             Family(
                 app=app if signatures[app] == 1 else f"{app}[{signature}]",
                 critical=app_terms.critical,
-                variants=tuple(sorted((v for v in vs if eligible(v, app_terms)), key=lambda v: v.id)),
+                variants=tuple(undominated or ok),
                 primaries=frozenset(w for v in vs for w in hosts.get(v.id, ())),
                 rate_qps=sum(rates.get(v.model, 0.0) for v in {v.model: v for v in vs}.values()),
             )

@@ -3,10 +3,13 @@ Algorithm 1) against placements computed by hand in the comments."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
-from services.planner.policies.backups import Family, Room, place_warm
+from services.planner.policies.backups import AppTerms, Family, Room, families, place_warm
 from services.planner.policies.failover import match, progressive
 from tests.factories import variant_profile
 
@@ -146,3 +149,19 @@ def test_algorithm_1_never_places_a_variant_twice_on_one_worker() -> None:
     families = [Family("X", False, (X_L,), rate_qps=1.0)]
     plan = progressive(families, [Room("w2", "cpu", 900 * MB, frozenset({"x.l"})), room("w3", 400)])
     assert plan.recoveries[0].target == ("x.l", "w3")
+
+
+def test_families_leave_out_what_queries_would_not_get() -> None:
+    # b is dominated (selection takes it only when nothing undominated meets a query), q is int8 below
+    # the model's reference (a non-lossy app's queries never get it); the backups on w2 are not primaries.
+    a = variant_profile(id="m.a", reference_accuracy=0.9, accuracy=0.9)
+    b = replace(a, id="m.b", dominated=True)
+    q = replace(a, id="m.q", accuracy=0.85)
+    instances = [InstanceView("w1", "m.a", "active"), InstanceView("w2", "m.b", "active")]
+    (family,) = families(
+        [a, b, q], instances, {"a": AppTerms(critical=True)}, {"m": 3.0}, backups=[("m.b", "w2")]
+    )
+    assert [v.id for v in family.variants] == ["m.a"]
+    assert family.primaries == frozenset({"w1"}) and family.critical and family.rate_qps == 3.0
+    (lossy,) = families([a, b, q], instances, {"a": AppTerms(lossy=True)}, {})
+    assert [v.id for v in lossy.variants] == ["m.a", "m.q"]
