@@ -1,0 +1,45 @@
+"""Answers from a fallback variant say so: the planner's marks in Redis, read by a dispatcher's
+`FailoverMarks`, stamped on answers, carried through the answer frame and the `/v1` JSON."""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+import redis.asyncio as aioredis
+
+from gateway.dataplane.routes import v1_json
+from infaas.clients.envelope import Answer
+from infaas.data import failover_marks
+from services.scheduler.failovers import FailoverMarks
+
+
+def answer(variant: str) -> Answer:
+    outputs = {"y": np.array([[1.0, 2.0]], dtype=np.float32)}
+    return Answer(outputs, "m", variant, "w2", "cpu", 0.1, 0.2, 0.4, None, False, False, "why", "r1")
+
+
+async def test_an_answer_from_a_marked_variant_says_which_it_stands_in_for(redis_url: str) -> None:
+    redis = aioredis.Redis.from_url(redis_url)
+    try:
+        await failover_marks.mark(redis, "m.small", failed="m.full", app="a", reason="w1 failed", since=1.0)
+        await failover_marks.mark(redis, "m.other", failed="m.full", app="a", reason="w1 failed", since=1.0)
+        await redis.hset(failover_marks.SERVING_KEY, "m.bad", b"not json")  # skipped, not fatal
+        marks = FailoverMarks()
+        await marks.refresh(redis)
+        assert set(marks.serving) == {"m.small", "m.other"}
+
+        stamped = marks.stamp(answer("m.small"))
+        assert stamped.failover == {"from": "m.full", "reason": "w1 failed"}
+        assert marks.stamp(answer("m.full")).failover is None  # the failed variant itself: no note
+
+        decoded = Answer.decode(stamped.encode())
+        assert decoded.failover == stamped.failover
+        assert Answer.decode(answer("m.full").encode()).failover is None
+        assert orjson.loads(v1_json(stamped))["failover"] == {"from": "m.full", "reason": "w1 failed"}
+        assert "failover" not in orjson.loads(v1_json(answer("m.full")))
+
+        await failover_marks.unmark(redis, "m.small", "m.other", "m.bad")
+        await marks.refresh(redis)
+        assert marks.serving == {} and marks.stamp(answer("m.small")).failover is None
+    finally:
+        await redis.aclose()
