@@ -1,0 +1,116 @@
+"""infaas in the peer comparison: the whole suite (`infaas_cli.launcher.start_suite`: gateway with its
+embedded dispatcher, executor, planner, registry, profiler, jobs worker, embedded Redis, SQLite) started
+with every process pinned to the server core, the three models registered under one app with the
+product's defaults (non-lossy, warm instance 1), profiled, and queried by name
+(`POST /v1/models/{model}/infer`) with the app's own key."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+from systems import Server
+
+from infaas.core.config import Settings
+from infaas.processes.suite import free_port
+from infaas_cli.launcher import start_suite
+
+APP = "peers"
+ADMIN_KEY = "adm_peers_bench"
+
+
+def start_infaas(
+    core: int, client_core: int, var_dir: Path, models_dir: Path, models: list[str]
+) -> tuple[Server, str]:
+    shutil.rmtree(var_dir, ignore_errors=True)
+    ports = {f"{s}_port": free_port() for s in ("gateway", "registry", "scheduler", "planner")}
+    settings = Settings(
+        var_dir=var_dir,
+        admin_key=ADMIN_KEY,
+        gateway_host="127.0.0.1",
+        profiler_metrics_port=free_port(),
+        executor_port=free_port(consecutive=2),
+        executors=1,
+        **ports,  # type: ignore[arg-type]
+    )
+    # children inherit the affinity at fork: the whole suite runs on the server core, this process not
+    os.sched_setaffinity(0, {core})
+    try:
+        suite = start_suite(settings)
+    finally:
+        os.sched_setaffinity(0, {client_core})
+    url = f"http://127.0.0.1:{settings.gateway_port}"
+    procs = {name: psutil.Process(p.pid) for name, p in suite.procs.items()}
+    if suite.redis_proc is not None:
+        procs["redis"] = psutil.Process(suite.redis_proc.pid)
+    server = Server("infaas", settings.gateway_port, procs, suite.stop, version="this build")
+    try:
+        key = register(url, settings.admin_key or "", models_dir, models)
+    except BaseException:
+        suite.stop()
+        raise
+    return server, key
+
+
+def register(url: str, admin: str, models_dir: Path, models: list[str], timeout_s: float = 900) -> str:
+    """Create the app, register the models, wait until each is profiled and has an active instance."""
+    http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {admin}"}, timeout=120)
+    created = http.post("/v1/apps", json={"name": APP})
+    created.raise_for_status()
+    key = str(created.json()["api_key"])
+    for name in models:
+        with (
+            (models_dir / f"{name}.onnx").open("rb") as f,
+            (models_dir / "digits-validation.npz").open("rb") as v,
+        ):
+            answer = http.post(
+                "/v1/models",
+                files={"file": (f"{name}.onnx", f), "validation": ("validation.npz", v)},
+                data={"metadata": f'{{"name": "{name}", "app": "{APP}", "task": "classification"}}'},
+            )
+        answer.raise_for_status()
+    start = time.monotonic()
+    deadline = start + timeout_s
+    while True:
+        states = {n: http.get(f"/v1/models/{n}").json() for n in models}
+        if any(s["status"] == "failed" for s in states.values()):
+            raise RuntimeError(f"profiling failed: {states}")
+        active = {
+            vid.partition(".")[0]
+            for w in http.get("/v1/workers").json()
+            for vid, state in w["instances"].items()
+            if state == "active"
+        }
+        if all(s["status"] == "ready" for s in states.values()) and set(models) <= active:
+            print(
+                f"infaas: {len(models)} models profiled and warm in {time.monotonic() - start:.0f} s",
+                flush=True,
+            )
+            return key
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"not ready in {timeout_s:.0f} s: {[(n, s['status']) for n, s in states.items()]}"
+            )
+        time.sleep(2)
+
+
+def variants(port: int, models: list[str]) -> dict[str, dict[str, object]]:
+    """Per model: the accuracy as registered and each ready variant's, to say whether the variant that
+    answered is as accurate as the registered model."""
+    http = httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
+    )
+    out: dict[str, dict[str, object]] = {}
+    for name in models:
+        model = http.get(f"/v1/models/{name}").json()
+        listed = http.get(f"/v1/models/{name}/variants", params={"status": "ready"}).json()
+        rows = listed["variants"] if isinstance(listed, dict) else listed
+        out[name] = {
+            "reference_accuracy": model.get("reference_accuracy"),
+            "variants": {v["id"]: v["accuracy"] for v in rows},
+        }
+    return out

@@ -1,0 +1,239 @@
+"""The measurements of the peer comparison, one endpoint at a time: an open-loop Poisson run (through
+`bench/loadgen.py`), a closed-loop run, the search for the highest rate whose p99 meets the SLO, and a
+correctness check against the model run in-process. Each run records the CPU the server's processes used
+per query and what else ran on the server core meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Generator
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import orjson
+import psutil
+from systems import Endpoint, Server, lg
+
+pct = lg.percentile
+
+
+def core_busy_s(core: int) -> float:
+    t = psutil.cpu_times(percpu=True)[core]
+    return float(t.user + t.nice + t.system + t.irq + t.softirq + getattr(t, "steal", 0.0))
+
+
+class Runner:
+    """Runs against endpoints of running servers; request numbers never repeat, so no cache answers."""
+
+    def __init__(self, server_core: int, connections: int, pause_s: float, idle: dict[str, float]) -> None:
+        self.server_core = server_core
+        self.connections = connections
+        self.pause_s = pause_s
+        self.idle = idle  # each system's CPU use with no query, in cores
+        self.offset = 0
+        self.seed = 0
+
+    def _requests(self, ep: Endpoint, rows: np.ndarray, n: int) -> Callable[[int], bytes]:
+        base, self.offset = self.offset, self.offset + n + 1
+        make = ep.requests(rows)
+        return lambda i: make(base + i)
+
+    def _measured(self, server: Server, run: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
+        cpu0, busy0, t0 = server.cpu_s(), core_busy_s(self.server_core), time.perf_counter()
+        result = run()
+        wall = time.perf_counter() - t0
+        cpu1, busy1 = server.cpu_s(), core_busy_s(self.server_core)
+        used = {k: cpu1[k] - cpu0[k] for k in cpu1 if k in cpu0}
+        extra = {
+            "server_cpu_s": used,
+            "other_on_server_core": max(0.0, busy1 - busy0 - sum(used.values())) / wall,
+            "loadavg_1m": os.getloadavg()[0],
+        }
+        time.sleep(self.pause_s)
+        self._settle(server)
+        return result, extra
+
+    def _settle(self, server: Server, limit_s: float = 8.0) -> None:
+        """Wait (up to `limit_s`) until the server is back to its idle CPU use: an overloaded run leaves
+        queued work behind, which must not land on the next run, nor stay frozen in a paused peer."""
+        deadline = time.monotonic() + limit_s
+        idle = self.idle.get(server.system, 0.0) + 0.1
+        while time.monotonic() < deadline:
+            before = sum(server.cpu_s().values())
+            time.sleep(0.25)
+            if (sum(server.cpu_s().values()) - before) / 0.25 <= idle:
+                return
+
+    def open_loop(
+        self,
+        ep: Endpoint,
+        server: Server,
+        rows: np.ndarray,
+        rate: float,
+        duration_s: float,
+        keep_bodies: bool = False,
+    ) -> dict[str, Any]:
+        self.seed += 1
+        schedule = lg.poisson_schedule(rate, duration_s, self.seed)
+        requests = self._requests(ep, rows, len(schedule))
+        target = lg.Target("127.0.0.1", ep.port, f"127.0.0.1:{ep.port}")
+
+        def run() -> Any:
+            return lg.run(
+                lg.run_open_loop(
+                    target,
+                    requests,
+                    schedule,
+                    connections=self.connections,
+                    drain_s=5.0,
+                    keep_bodies=keep_bodies,
+                    duration_s=duration_s,
+                )
+            )
+
+        r, extra = self._measured(server, run)
+        lat = r.ok_latencies_ms
+        failed = sum(r.outcomes.values()) - r.ok
+        out = {
+            "rate": rate,
+            "duration_s": duration_s,
+            "offered": r.offered_rate,
+            "achieved": r.achieved_rate,
+            "scheduled": sum(r.outcomes.values()),
+            "ok": r.ok,
+            "errors": r.errors(),
+            "p50": pct(lat, 50),
+            "p99": pct(lat, 99),
+            "p999": pct(lat, 99.9),
+            # the SLO's p99 counts a failed or unanswered query as infinitely late
+            "slo_p99": pct(lat + [math.inf] * failed, 99) if r.outcomes else math.inf,
+            "send_lag_p99": pct(r.send_lag_ms, 99),
+            "client_cpu_s": r.client_cpu_s,
+            "first_error": {str(k): v.decode(errors="replace")[:300] for k, v in r.error_bodies.items()},
+            **extra,
+        }
+        if keep_bodies:
+            variants: Counter[str] = Counter()
+            for body in r.bodies:
+                variants[str(orjson.loads(body).get("variant", "?"))] += 1
+            out["variants"] = dict(variants.most_common(5))
+        return out
+
+    def closed_loop(
+        self, ep: Endpoint, server: Server, rows: np.ndarray, concurrency: int, duration_s: float
+    ) -> dict[str, Any]:
+        requests = self._requests(ep, rows, 1_000_000)
+        target = lg.Target("127.0.0.1", ep.port, f"127.0.0.1:{ep.port}")
+        r, extra = self._measured(server, lambda: lg.run(_closed(target, requests, concurrency, duration_s)))
+        lat, outcomes, elapsed = r
+        ok = sum(n for k, n in outcomes.items() if isinstance(k, int) and 200 <= k < 300)
+        return {
+            "concurrency": concurrency,
+            "throughput": ok / elapsed,
+            "ok": ok,
+            "p50": pct(lat, 50),
+            "p99": pct(lat, 99),
+            "errors": {str(k): n for k, n in outcomes.items() if k != 200},
+            **extra,
+        }
+
+
+async def _closed(
+    target: lg.Target, requests: Callable[[int], bytes], concurrency: int, duration_s: float
+) -> tuple[list[float], Counter[int | str], float]:
+    """`concurrency` clients, each sending its next request as soon as the last one is answered."""
+    pool = [lg.Connection(target, 30.0) for _ in range(concurrency)]
+    await asyncio.gather(*(c.connect() for c in pool))
+    clock = time.perf_counter
+    start = clock()
+    stop = start + duration_s
+    latencies: list[float] = []
+    outcomes: Counter[int | str] = Counter()
+    counter = iter(range(10**9))
+
+    async def client(conn: lg.Connection) -> None:
+        while clock() < stop:
+            sent = clock()
+            try:
+                status, _ = await asyncio.wait_for(conn.send(requests(next(counter))), 30.0)
+            except (OSError, asyncio.IncompleteReadError, ValueError, TimeoutError):
+                outcomes[lg.CONNECTION_ERROR] += 1
+                await conn.close()
+                continue
+            outcomes[status] += 1
+            if 200 <= status < 300:
+                latencies.append((clock() - sent) * 1000)
+
+    await asyncio.gather(*(client(c) for c in pool))
+    elapsed = clock() - start
+    await asyncio.gather(*(c.close() for c in pool), return_exceptions=True)
+    return latencies, outcomes, elapsed
+
+
+def max_rate_search(
+    start: float, slo_ms: float, ceiling: float, runs: int, tolerance: float
+) -> Generator[float, dict[str, Any], float]:
+    """Yields the next rate to try and receives its run; returns the highest rate whose p99 (failures
+    counted as misses) met the SLO with no error: ×2 (or ÷2) to bracket it, then bisection (geometric)."""
+    lo: float | None = None
+    hi: float | None = None
+    rate = start
+    for _ in range(runs):
+        r = yield rate
+        passed = r["slo_p99"] <= slo_ms and not r["errors"]
+        if passed:
+            lo = rate
+        else:
+            hi = rate
+        if r["ok"] == 0:
+            break
+        if hi is None:
+            rate *= 2
+            if rate > ceiling:
+                break
+        elif lo is None:
+            rate /= 2
+            if rate < 1:
+                break
+        elif hi / lo <= 1 + tolerance:
+            break
+        else:
+            rate = math.sqrt(lo * hi)
+    return lo or 0.0
+
+
+# ------------------------------------------------------------------------------------------ correctness
+def reference(model_path: str) -> ort.InferenceSession:
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
+
+
+def check_answers(ep: Endpoint, session: ort.InferenceSession, rows: np.ndarray, n: int) -> dict[str, Any]:
+    """n single-row queries (first feature unique, as under load) against the model in-process: the
+    largest absolute logit difference and the share of rows whose argmax agrees."""
+    from systems import post
+
+    diffs, agree, failures = [], 0, 0
+    for i in range(n):
+        status, body = post(ep, rows, i)
+        if status != 200:
+            failures += 1
+            continue
+        row = rows[i % len(rows)].copy()
+        row[0] = float(lg.unique_value(i))
+        expected = session.run(None, {"x": row[None, :].astype(np.float32)})[0]
+        got = ep.logits(body)
+        diffs.append(float(np.max(np.abs(got - expected))))
+        agree += int(np.argmax(got) == np.argmax(expected))
+    return {
+        "max_abs_diff": max(diffs) if diffs else math.nan,
+        "argmax_agree": agree / max(1, n - failures),
+        "failed": failures,
+    }

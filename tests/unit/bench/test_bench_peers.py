@@ -1,0 +1,117 @@
+"""The pure parts of `bench/peers/`: the models' batch-mate independence, each system's request bytes, the
+max-rate search and the ratios the report prints (no server is started)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import orjson
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "peers"))
+
+import measure  # noqa: E402
+import models  # noqa: E402
+import report  # noqa: E402
+import systems  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def digits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return models.split()
+
+
+def _session(model: object) -> ort.InferenceSession:
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
+
+
+def test_fixed_cost_branch_leaves_each_row_independent_of_its_batch_mates(digits) -> None:
+    x_tr, x_val, y_tr, _ = digits
+    spec = models.Spec((16,), fixed_layers=2, fixed_width=32)
+    session = _session(models.build(spec, x_tr, y_tr, seed=1))
+    assert any(n.op_type == "ReduceMean" for n in models.build(spec, x_tr, y_tr, seed=1).graph.node)
+    batch = x_val[:8]
+    together = session.run(None, {"x": batch})[0]
+    alone = np.concatenate([session.run(None, {"x": batch[i : i + 1]})[0] for i in range(8)])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-5)
+
+
+def test_ridge_fitted_head_classifies_digits(digits) -> None:
+    x_tr, x_val, y_tr, y_val = digits
+    session = _session(models.build(models.Spec((128,)), x_tr, y_tr, seed=3))
+    accuracy = float(np.mean(np.argmax(session.run(None, {"x": x_val})[0], axis=1) == y_val))
+    assert accuracy > 0.8  # random tanh features + a ridge head; chance is 0.1
+
+
+@pytest.mark.parametrize("system", ["infaas", *systems.PEERS])
+def test_each_request_is_framed_and_carries_a_unique_first_feature(system: str, digits) -> None:
+    rows = digits[1][:4]
+    for ep in systems.endpoints(system, 8123, ["tiny"], {"Authorization": "Bearer k"}):
+        make = ep.requests(rows)
+        bodies = []
+        for i in (1, 5, 7):
+            head, _, body = make(i).partition(b"\r\n\r\n")
+            assert head.startswith(f"POST {ep.path} HTTP/1.1".encode())
+            assert f"content-length: {len(body)}".encode() in head.lower()
+            parsed = orjson.loads(body)
+            assert float(systems.lg.unique_value(i)) in _numbers(parsed)
+            bodies.append(body)
+        assert len(set(bodies)) == 3
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    return [float(value)] if isinstance(value, int | float) else []
+
+
+def _search(capacity: float, start: float) -> tuple[float, list[float]]:
+    gen = measure.max_rate_search(start, slo_ms=50, ceiling=10_000, runs=8, tolerance=0.1)
+    tried = [next(gen)]
+    try:
+        while True:
+            rate = tried[-1]
+            passed = rate <= capacity
+            run = {"slo_p99": 10.0 if passed else math.inf, "errors": {}, "ok": 100}
+            tried.append(gen.send(run))
+    except StopIteration as done:
+        return done.value, tried
+
+
+def test_search_brackets_upward_then_bisects_below_capacity() -> None:
+    found, tried = _search(capacity=100, start=30)
+    assert tried[:3] == [30, 60, 120]
+    assert 100 / 1.1 <= found <= 100
+
+
+def test_search_halves_from_a_start_above_capacity() -> None:
+    found, tried = _search(capacity=20, start=100)
+    assert tried[:3] == [100, 50, 25]
+    assert 20 / 1.1 <= found <= 20
+
+
+def test_search_fails_a_rate_with_errors_even_within_the_slo() -> None:
+    gen = measure.max_rate_search(10, slo_ms=50, ceiling=10_000, runs=1, tolerance=0.1)
+    next(gen)
+    with pytest.raises(StopIteration) as done:
+        gen.send({"slo_p99": 1.0, "errors": {"503": 1}, "ok": 99})
+    assert done.value.value == 0.0
+
+
+def test_ratios_compare_with_the_best_peer_in_each_direction() -> None:
+    def rec(system: str, p50: float, max_rate: float) -> dict[str, object]:
+        low = {"p50": p50, "p99": 2 * p50, "p999": 3 * p50, "ok": 10, "server_cpu_s": {"x": 0.01}}
+        return {"system": system, "low": low, "max_rate": max_rate, "closed": {"throughput": max_rate}}
+
+    eps = {"infaas": rec("infaas", 2.0, 300), "a": rec("a", 4.0, 100), "b": rec("b", 8.0, 150)}
+    rows = {r[0]: r for r in report.ratios(eps) or []}
+    assert rows["p50 at the low rate (ms)"][2].endswith("(a)")
+    assert rows["p50 at the low rate (ms)"][3] == "0.50×"
+    assert rows["highest rate with p99 ≤ SLO (q/s)"][2].endswith("(b)")
+    assert rows["highest rate with p99 ≤ SLO (q/s)"][3] == "2.00×"
