@@ -122,6 +122,21 @@ def infaas_cpu(eps: dict[str, dict[str, Any]]) -> list[list[str]]:
     return out
 
 
+def batching_gain(eps: dict[str, dict[str, Any]]) -> list[list[str]]:
+    """Per peer that batches: its highest rate at the SLO and closed-loop throughput, batching on over off."""
+    out = []
+    for system in dict.fromkeys(r["system"] for r in eps.values()):
+        modes = {r["mode"]: r for r in eps.values() if r["system"] == system}
+        if "on" not in modes or "off" not in modes:
+            continue
+        on, off = modes["on"], modes["off"]
+        gain = (on.get("max_rate") or 0) / off["max_rate"] if off.get("max_rate") else math.nan
+        closed_on = (on.get("closed") or {}).get("throughput") or math.nan
+        closed_off = (off.get("closed") or {}).get("throughput") or math.nan
+        out.append([system, f"{fmt(gain, 2)}×", f"{fmt(closed_on / closed_off, 2)}×"])
+    return out
+
+
 def table(head: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -206,6 +221,10 @@ def main() -> None:
         if r:
             print()
             print(table(["infaas against the best peer", "infaas", "best peer", "ratio"], r))
+        gains = batching_gain(eps)
+        if gains:
+            print()
+            print(table(["peer", "batching on / off: max rate at the SLO", "closed-loop throughput"], gains))
         cpu = infaas_cpu(eps)
         if cpu:
             print()

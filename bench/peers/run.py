@@ -57,7 +57,7 @@ def parse() -> argparse.Namespace:
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
     p.add_argument("--low-s", type=float, default=10.0)
-    p.add_argument("--closed-s", type=float, default=4.0)
+    p.add_argument("--closed-s", type=float, default=3.0)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--slo-ms", type=float, default=50.0)
     p.add_argument("--search-runs", type=int, default=5)
