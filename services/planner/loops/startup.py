@@ -128,9 +128,9 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         )
 
     async def stop() -> None:
+        await stop_tasks(*tasks)  # the failover listener first: it starts recoveries
         if settings.failover_interval_s > 0:
             await stop_tasks(*app.state.failover.tasks)
-        await stop_tasks(*tasks)
         await lock.release()
         if provider is not None:
             await provider.close()
