@@ -140,6 +140,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
 
     return stop
 
+
 async def start_failover(
     app: FastAPI,
     settings: Settings,
@@ -164,7 +165,6 @@ async def start_failover(
     listener = asyncio.create_task(failover.listen(ready), name="failover listener")
     await asyncio.wait_for(ready.wait(), timeout=10)
     return [listener, asyncio.create_task(run_every(settings.failover_interval_s, failover.tick, "failover"))]
-
 
 
 async def start_loops(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
