@@ -114,3 +114,16 @@ def variants(port: int, models: list[str]) -> dict[str, dict[str, object]]:
             "variants": {v["id"]: v["accuracy"] for v in rows},
         }
     return out
+
+
+def events(port: int, limit: int = 300) -> list[dict[str, object]]:
+    """The planner's last decisions (loads, unloads, holds, with their reasons): what infaas did while
+    it was measured."""
+    http = httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
+    )
+    answer = http.get("/v1/events", params={"limit": limit})
+    if answer.status_code != 200:
+        return [{"error": f"{answer.status_code} {answer.text[:200]}"}]
+    found: list[dict[str, object]] = answer.json()["events"]
+    return found

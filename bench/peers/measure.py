@@ -44,7 +44,12 @@ class Runner:
         return lambda i: make(base + i)
 
     def _measured(self, server: Server, run: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
-        cpu0, busy0, t0 = server.cpu_s(), core_busy_s(self.server_core), time.perf_counter()
+        cpu0, busy0, t0, started = (
+            server.cpu_s(),
+            core_busy_s(self.server_core),
+            time.perf_counter(),
+            time.time(),
+        )
         result = run()
         wall = time.perf_counter() - t0
         cpu1, busy1 = server.cpu_s(), core_busy_s(self.server_core)
@@ -53,6 +58,7 @@ class Runner:
             "server_cpu_s": used,
             "other_on_server_core": max(0.0, busy1 - busy0 - sum(used.values())) / wall,
             "loadavg_1m": os.getloadavg()[0],
+            "started_at": started,  # wall clock, to line runs up with infaas's events
         }
         time.sleep(self.pause_s)
         self._settle(server)

@@ -266,6 +266,10 @@ def main() -> None:
             result.setdefault("endpoints", {})[model] = dict(records)
             records.clear()
             _write(a.out, result)
+        if "infaas" in servers:
+            from infaas_side import events
+
+            result["infaas_events"] = events(servers["infaas"].port)
     finally:
         for server in servers.values():
             server.stop()
