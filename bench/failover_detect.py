@@ -1,21 +1,24 @@
 """Failures: detection and recovery on a whole suite (`infaas_cli.launcher.start_suite`), per dispatch mode.
 
-Two executors serve the wine model (tests/e2e/wine.py; every ready variant loaded on both), the app
-answered over HTTP at an open-loop Poisson rate (bench/loadgen.py). Phases:
+Two executors serve the wine model (tests/e2e/wine.py): the variant the scheduler chose for the first
+query, loaded on both; the app is queried over HTTP at an open-loop Poisson rate (bench/loadgen.py).
+Phases, in order:
 
-1. **False alarms**: `--stress-s` seconds at `--rate` with `--hogs` busy-loop processes competing for the
-   CPU. Counts the failure notices about these live executors (the planner's watch at the configured
-   `pulse_interval_s` × `pulse_misses`), and, from a detector of its own in another process that only
-   records (the planner's rule: a worker's silence measured at each of the detector's echoes), the worst
-   silence of every gap between two pulses: how many gaps would have been declared at 2, 3, 4 misses.
-2. **Pulse cost, side by side**: `executor-2` restarted with pulses off, `--cost-s` seconds of load: each
-   query's latency by the executor that answered it, then `--cost-s` idle seconds: CPU of each executor
-   and of the planner (its watch hears one pulsing executor and its own echo).
-3. **Kills**: `--kills` times, `executor` SIGKILLed a third into `--kill-s` seconds of load, then restarted
+1. **False alarms** (`--stress-s`, 0 skips it): that long at `--rate` with `--hogs` busy-loop processes
+   competing for the CPU. Counts the failure notices about these live executors, the planner's suspects
+   (silent, but its probe found the port accepting: `infaas_failures_suspected_total`), and, from a
+   recording copy of the planner's rule in a process of its own, the worst silence of every gap between
+   two pulses: how many gaps silence alone would have declared at 2, 3, 4 misses.
+2. **Staged false alarms** (`--staged`): `--kill-s` seconds of load, each live executor in turn declared
+   failed a third of the way in (`declare_failure`, as a detector on a false alarm): queries not answered
+   200, and how many the declared executor answered anyway.
+3. **Pulse cost** (`--cost-s`, 0 skips it): both executors restarted with pulses off, on, off, on; per
+   block, latency at `--cost-rate`, then each executor's and the planner's CPU over `--cost-s` idle.
+4. **Kills** (`--kills`): `executor` SIGKILLed a third into `--kill-s` seconds of load, then restarted
    (it rejoins): kill → failure notice (detection), notice → first answer from the survivor (the
    scheduler's `Recovery`: MTTR), and queries not answered 200.
 
-    python bench/failover_detect.py --modes push streams --kills 5
+    python bench/failover_detect.py --modes push streams --kills 5 --cost-s 10 --hogs 2
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from infaas.data.failures import (  # noqa: E402
     RECOVERIES_CHANNEL,
     FailureNotice,
     Recovery,
+    declare_failure,
 )
 from infaas.data.pulses import Pulse  # noqa: E402
 from infaas.processes.suite import Suite  # noqa: E402
@@ -238,6 +242,60 @@ async def _with_notices(
         await client.aclose()
 
 
+def staged(
+    settings: Settings, suite: Suite, url: str, key: str, name: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    """`--kill-s` seconds of load; a third of the way in, the live executor `name` declared failed as a
+    detector would on a false alarm (`declare_failure`). What the clients saw, and who answered."""
+    victim = _worker(suite, name)
+
+    async def scenario() -> Any:
+        client = aioredis.Redis.from_url(settings.require_redis())
+        incarnation = store.text(await client.hget(store.worker_key(victim), "incarnation") or b"")
+
+        async def declare() -> None:
+            await asyncio.sleep(args.kill_s / 3)
+            now = time.time()
+            notice = FailureNotice(
+                worker=victim,
+                reason="a false alarm staged by the benchmark",
+                detected_at=now,
+                last_seen_at=now,
+                detector="planner",
+                incarnation=incarnation,
+            )
+            assert await declare_failure(client, notice) is not None
+
+        task = asyncio.create_task(declare())
+        try:
+            return await _load(url, key, args.rate, args.kill_s, 30)
+        finally:
+            await task
+            await client.aclose()
+
+    result = asyncio.run(scenario())
+    answered_by: dict[str, int] = {}
+    for body in result.bodies:
+        worker = str(orjson.loads(body).get("worker"))
+        answered_by[worker] = answered_by.get(worker, 0) + 1
+    wait_for(lambda: _back(settings, victim), what="its heartbeat again", timeout_s=30)
+    return {
+        "declared": name,
+        "sent": result.sent,
+        "not_200": result.errors(),
+        "error_bodies": _error_bodies(result),
+        "answered_by": {("declared" if w == victim else "other"): n for w, n in answered_by.items()},
+    }
+
+
+def _back(settings: Settings, worker: str) -> bool:
+    client = redis.Redis.from_url(settings.require_redis())
+    try:
+        return float(client.zscore(store.WORKERS, worker) or 0) > time.time() - 3
+    finally:
+        client.close()
+
+
 def _executors(settings: Settings, suite: Suite, vids: list[str], *, pulses: bool) -> None:
     """Restart both executors, pulsing at the configured interval or not at all, serving `vids`."""
     names = ("executor", "executor-2")
@@ -379,12 +437,17 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         asyncio.run(_place(settings, suite, vids, names))
         wait_for(lambda: _serving(settings, suite, vids, names), what="wine on both executors", timeout_s=60)
         out: dict[str, Any] = {"mode": mode, "variants": vids}
-        print(
-            f"[{mode}] false alarms: {args.stress_s:.0f} s at {args.rate}/s with {args.hogs} CPU hogs",
-            flush=True,
-        )
-        out["false_alarms"] = false_alarms(settings, url, key, args)
-        print(f"  {out['false_alarms']}", flush=True)
+        if args.stress_s > 0:
+            print(
+                f"[{mode}] false alarms: {args.stress_s:.0f} s at {args.rate}/s with {args.hogs} CPU hogs",
+                flush=True,
+            )
+            out["false_alarms"] = false_alarms(settings, url, key, args)
+            print(f"  {out['false_alarms']}", flush=True)
+        if args.staged:
+            print(f"[{mode}] a staged false alarm about each executor, at {args.rate}/s", flush=True)
+            out["staged"] = [staged(settings, suite, url, key, name, args) for name in names]
+            print(f"  {out['staged']}", flush=True)
         if args.cost_s > 0:
             print(f"[{mode}] pulse cost: {args.cost_s:.0f} s at {args.cost_rate}/s, then idle", flush=True)
             out["pulse_cost"] = pulse_cost(settings, suite, url, key, vids, args)
@@ -402,10 +465,11 @@ def main() -> None:
     )
     parser.add_argument("--modes", nargs="+", default=["push", "streams"], choices=["push", "streams"])
     parser.add_argument("--rate", type=float, default=200.0, help="queries/s offered under stress and kills")
-    parser.add_argument("--stress-s", type=float, default=60.0)
+    parser.add_argument("--stress-s", type=float, default=60.0, help="0 skips the false-alarm phase")
     parser.add_argument("--hogs", type=int, default=2, help="busy-loop processes during the stress phase")
     parser.add_argument("--cost-s", type=float, default=20.0, help="0 skips the pulse-cost phase")
     parser.add_argument("--cost-rate", type=float, default=100.0)
+    parser.add_argument("--staged", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--kill-s", type=float, default=6.0)
     parser.add_argument("--json", type=Path, help="write the results here too")
