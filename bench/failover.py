@@ -131,7 +131,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--kill-at", type=float, default=4.0)
     parser.add_argument(
-        "--pulse-misses", type=int, default=8, help="real: missed pulses that declare failure"
+        "--pulse-misses", type=int, default=2, help="real: missed pulses that declare failure"
     )
     parser.add_argument("--out", type=Path)
     parser.add_argument("--plot", type=Path)
