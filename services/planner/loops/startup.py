@@ -105,7 +105,6 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
     provider = make_provider(settings)
     if provider is not None:
         await provider.watch(redis, app.state.events)  # restarts dead workers where it does that itself
-        await provider.watch(redis, app.state.events)  # restarts dead workers where it does that itself
         workers = WorkerAutoscaler(
             redis=redis,
             lock=lock,
