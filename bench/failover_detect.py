@@ -12,9 +12,12 @@ Phases, in order:
 2. **Staged false alarms** (`--staged`): `--kill-s` seconds of load, each live executor in turn declared
    failed a third of the way in (`declare_failure`, as a detector on a false alarm): queries not answered
    200, and how many the declared executor answered anyway.
-3. **Pulse cost** (`--cost-s`, 0 skips it): both executors restarted with pulses off, on, off, on; per
+3. **Stalls** (`--stalls`, 0 skips them): `executor` paused with SIGSTOP for 60, 100, 200 and 400 ms
+   under load (each longer than two pulse intervals, shorter than `pulse_hung_s`): how many were
+   declared, how many the planner's probe kept as suspects, queries not answered 200.
+4. **Pulse cost** (`--cost-s`, 0 skips it): both executors restarted with pulses off, on, off, on; per
    block, latency at `--cost-rate`, then each executor's and the planner's CPU over `--cost-s` idle.
-4. **Kills** (`--kills`): `executor` SIGKILLed a third into `--kill-s` seconds of load, then restarted
+5. **Kills** (`--kills`): `executor` SIGKILLed a third into `--kill-s` seconds of load, then restarted
    (it rejoins): kill → failure notice (detection), notice → first answer from the survivor (the
    scheduler's `Recovery`: MTTR), and queries not answered 200.
 
@@ -288,6 +291,46 @@ def staged(
     }
 
 
+def stalls(settings: Settings, suite: Suite, url: str, key: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Under load at `--rate`, `executor` paused (SIGSTOP, then SIGCONT) for 60, 100, 200 and 400 ms,
+    `--stalls` times each, 1 s apart: a stall far past the pulse timeout, on demand. Silence alone
+    declares each one; what does the planner do, and what do the clients see?"""
+    pid = suite.procs["executor"].pid
+    durations = [0.06, 0.1, 0.2, 0.4] * args.stalls
+    paused: list[float] = []
+    notices: list[FailureNotice] = []
+
+    async def scenario() -> Any:
+        async def pauses() -> None:
+            await asyncio.sleep(1.0)
+            for d in durations:
+                start = time.monotonic()
+                os.kill(pid, signal.SIGSTOP)
+                await asyncio.sleep(d)
+                os.kill(pid, signal.SIGCONT)
+                paused.append(time.monotonic() - start)
+                await asyncio.sleep(1.0)
+
+        task = asyncio.create_task(pauses())
+        try:
+            return await _load(url, key, args.rate, 1.0 + sum(durations) + len(durations) + 0.5, 50)
+        finally:
+            await task
+
+    before = _suspected(settings)
+    result = asyncio.run(_with_notices(scenario(), settings, notices, []))
+    victim = _worker(suite, "executor")
+    return {
+        "stalls": len(paused),
+        "paused_ms": [round(p * 1000) for p in paused],
+        "declared": len([n for n in notices if n.worker == victim]),
+        "suspected": _suspected(settings) - before,
+        "sent": result.sent,
+        "not_200": result.errors(),
+        "error_bodies": _error_bodies(result),
+    }
+
+
 def _back(settings: Settings, worker: str) -> bool:
     client = redis.Redis.from_url(settings.require_redis())
     try:
@@ -448,6 +491,13 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
             print(f"[{mode}] a staged false alarm about each executor, at {args.rate}/s", flush=True)
             out["staged"] = [staged(settings, suite, url, key, name, args) for name in names]
             print(f"  {out['staged']}", flush=True)
+        if args.stalls > 0:
+            print(f"[{mode}] an executor paused for 60-400 ms, {args.stalls} times each", flush=True)
+            out["stalls"] = stalls(settings, suite, url, key, args)
+            print(f"  {out['stalls']}", flush=True)
+            wait_for(
+                lambda: _back(settings, _worker(suite, "executor")), what="it heartbeating", timeout_s=30
+            )
         if args.cost_s > 0:
             print(f"[{mode}] pulse cost: {args.cost_s:.0f} s at {args.cost_rate}/s, then idle", flush=True)
             out["pulse_cost"] = pulse_cost(settings, suite, url, key, vids, args)
@@ -470,6 +520,7 @@ def main() -> None:
     parser.add_argument("--cost-s", type=float, default=20.0, help="0 skips the pulse-cost phase")
     parser.add_argument("--cost-rate", type=float, default=100.0)
     parser.add_argument("--staged", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--stalls", type=int, default=3, help="pauses of each length; 0 skips them")
     parser.add_argument("--kills", type=int, default=5)
     parser.add_argument("--kill-s", type=float, default=6.0)
     parser.add_argument("--json", type=Path, help="write the results here too")
