@@ -61,9 +61,19 @@ def unit_capacity(
     v: VariantProfile, demand: ModelDemand, snapshot: ClusterSnapshot, config: ScalingConfig
 ) -> Capacity:
     """Capacity of one more instance of `v`: at the SLO batch, and as slow and as batched as its running
-    instances are observed to be (a new replica meets the same traffic)."""
+    instances are observed to be (a new replica meets the same traffic). A variant with no running
+    instance takes the slowdown observed on its model's running variants of the same hardware: the
+    machines and their neighbours, not the variant, made those slower than profiled, and a variant
+    judged by its idle profile beside others judged by what they met would always look faster — an
+    upgrade to it, then back to the one it replaced, tick after tick."""
     seen = [o for (_, vid), o in snapshot.observed.items() if vid == v.id]
-    return instance_capacity(v, demand.slo_ms, _mean(seen), config.slo_share)
+    observed = _mean(seen)
+    if observed is None:
+        kin = {u.id for u in demand.variants if u.hardware == v.hardware and u.id != v.id}
+        borrowed = _mean([o for (_, vid), o in snapshot.observed.items() if vid in kin])
+        if borrowed is not None:  # the slowdown only: batches and busy time are the variant's own
+            observed = Observed(slowdown=borrowed.slowdown)
+    return instance_capacity(v, demand.slo_ms, observed, config.slo_share)
 
 
 def assess(

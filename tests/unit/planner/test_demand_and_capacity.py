@@ -155,3 +155,27 @@ def test_a_full_batch_slower_than_the_slo_no_longer_rules_a_variant_out() -> Non
     first = replace(snap(300.0, [], slo_ms=15.0), instances=())
     (d,) = greedy.plan(first, {}, CONFIG).decisions
     assert d.action == "load" and d.loads[0][0] == WIDE.id
+
+
+@pytest.mark.parametrize("policy", [greedy.plan, ilp.plan])
+def test_an_idle_sibling_is_judged_as_slowed_as_what_runs_beside_it(policy: PolicyFn) -> None:
+    # A second form of the same model, 5 % slower by its profile and a little dearer. The running one is
+    # observed 2× slower than its profile (the machine is busy). Judged by its idle profile the sibling
+    # looked 1.9× faster than what runs: the planner "upgraded" to it, then back, tick after tick. It
+    # meets the same machines, so it takes the same slowdown, and the planner replicates what runs.
+    sibling = replace(
+        WIDE,
+        id="w.f32-extended",
+        latencies=tuple(replace(p, p50_ms=p.p50_ms * 1.05, p99_ms=p.p99_ms * 1.05) for p in WIDE.latencies),
+        saturation_qps=WIDE.saturation_qps / 1.05,
+        cost_per_query=WIDE.cost_per_query * 1.1,  # a little dearer per second than WIDE
+    )
+    base = snap(
+        900.0, ["w0"], observed={"w0": Observed(served_rps=330, mean_batch=4, busy=0.95, slowdown=2.0)}
+    )
+    demand = replace(base.demands[0], variants=(WIDE, sibling))
+    decisions = policy(replace(base, demands=(demand,)), {}, CONFIG).decisions
+    assert decisions, "an overload must scale up"
+    loaded = {vid for d in decisions for vid, _ in d.loads}
+    assert loaded == {WIDE.id}, [d.reason for d in decisions]
+    assert all(d.action == "replicate" for d in decisions)
