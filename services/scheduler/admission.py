@@ -4,7 +4,9 @@ The prediction is the queue model of a variant's instances serving batches back 
 already queued ahead of the query (this dispatcher's rows in flight on the variant) times the time per
 row those instances *observably* took to drain them (`service_times.py`, fed by every answer: compute,
 batching and per-query costs under the current co-location, where an idle-machine profile overstates
-capacity), plus the query's own run (never less than its profiled median: a lone query runs in a batch
+capacity), less the work done on them since the oldest was admitted (the instances have been busy with
+them since: counting a query half served as all ahead shed, at half load, a query arriving while
+another ran), plus the query's own run (never less than its profiled median: a lone query runs in a batch
 of its own), plus the answer time that model has not explained so far (serving overhead, event-loop
 lag, other dispatchers' queries: an average of actual − modelled, plus twice its mean deviation).
 
@@ -31,11 +33,13 @@ class Prediction:
     own_ms: float
     overhead_ms: float
     deadline_ms: float
+    done_ms: float = 0.0
+    """Time since the oldest of the rows ahead was admitted: work on them the instances have done."""
 
     @property
     def modelled_ms(self) -> float:
-        """The queue model alone: work ahead plus the query's own run."""
-        return self.rows_ahead * self.ms_per_row + self.own_ms
+        """The queue model alone: work ahead not yet done, plus the query's own run."""
+        return max(0.0, self.rows_ahead * self.ms_per_row - self.done_ms) + self.own_ms
 
     @property
     def ms(self) -> float:
@@ -50,7 +54,8 @@ class Prediction:
         relation = "<=" if self.ms <= self.deadline_ms else ">"
         return (
             f"predicted {self.ms:.1f} ms on {self.variant} (queue {self.rows_ahead:.0f} rows ahead at "
-            f"{self.ms_per_row:.3g} ms/row observed + own run {self.own_ms:.1f} ms + "
+            f"{self.ms_per_row:.3g} ms/row observed, {self.done_ms:.1f} ms of it under way, + own run "
+            f"{self.own_ms:.1f} ms + "
             f"{self.overhead_ms:.1f} ms unexplained) {relation} deadline {self.deadline_ms:.1f} ms"
         )
 
@@ -61,6 +66,7 @@ class Prediction:
             "predicted_ms": round(self.ms, 3),
             "rows_ahead": round(self.rows_ahead, 1),
             "ms_per_row": round(self.ms_per_row, 4),
+            "done_ms": round(self.done_ms, 3),
             "own_ms": round(self.own_ms, 3),
             "overhead_ms": round(self.overhead_ms, 3),
             "deadline_ms": round(self.deadline_ms, 3),
@@ -75,12 +81,14 @@ def predict(
     profiled_ms: float,
     service: ServiceTime,
     deadline_ms: float,
+    done_ms: float = 0.0,
 ) -> Prediction:
     """The completion of a `rows`-row query queued behind `rows_ahead` rows on one instance.
 
     `profiled_ms`: the variant's profiled median for the query alone (its own run rarely takes less; the
     p99 would make a profile taken on a busy machine shed what the instance can serve);
-    `deadline_ms`: what is left of the query's SLO (or of the default budget when it has none).
+    `deadline_ms`: what is left of the query's SLO (or of the default budget when it has none);
+    `done_ms`: how long ago the oldest of the rows ahead was admitted (0 with none ahead).
     """
     per_row = service.ms_per_row
     return Prediction(
@@ -90,6 +98,7 @@ def predict(
         own_ms=max(rows * per_row, profiled_ms),
         overhead_ms=service.margin_ms,
         deadline_ms=deadline_ms,
+        done_ms=done_ms if rows_ahead > 0 else 0.0,
     )
 
 

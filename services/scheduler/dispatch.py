@@ -217,6 +217,8 @@ class Dispatcher:
         self._app_in_flight[app] += 1
         self._in_flight += 1
         self._rows_in_flight[variant.id] += rows
+        token = id(query)
+        self.gate.entered(variant.id, token, time.perf_counter())
         try:
             loaded_now = False
             if decision.action == "load":
@@ -226,6 +228,7 @@ class Dispatcher:
             self._app_in_flight[app] -= 1
             self._in_flight -= 1
             self._rows_in_flight[variant.id] -= rows
+            self.gate.left(variant.id, token)
             if self._rows_in_flight[variant.id] <= 0:
                 del self._rows_in_flight[variant.id]
 

@@ -33,6 +33,20 @@ class AdmissionGate:
         self.rows_in_flight = rows_in_flight  # the dispatcher's, per variant: the work queued ahead
         self.default_budget_ms = default_budget_ms
         self.service_times = ServiceTimes()
+        # Per variant, the admission time of each query in flight on it, oldest first (dicts keep
+        # insertion order): the oldest says how long the instances have been working on what is ahead.
+        self._since: dict[str, dict[int, float]] = {}
+
+    def entered(self, variant: str, token: int, now: float) -> None:
+        """A query's rows joined `variant`'s work in flight (the dispatcher counts the rows)."""
+        self._since.setdefault(variant, {})[token] = now
+
+    def left(self, variant: str, token: int) -> None:
+        since = self._since.get(variant)
+        if since is not None:
+            since.pop(token, None)
+            if not since:
+                del self._since[variant]
 
     def admit(
         self, query: Query, rows: int, decision: Decision, arrived: float, decide: Decide
@@ -75,6 +89,8 @@ class AdmissionGate:
     def predict(self, variant: VariantProfile, rows: int, deadline_ms: float) -> Prediction:
         """The query's completion on `variant`, behind the dispatcher's rows in flight on it (drained at
         the rate its instances together have been answering them)."""
+        since = self._since.get(variant.id)
+        done_ms = (time.perf_counter() - next(iter(since.values()))) * 1000 if since else 0.0
         return predict(
             variant=variant.id,
             rows=rows,
@@ -82,6 +98,7 @@ class AdmissionGate:
             profiled_ms=variant.latency_ms(rows, tail=False),
             service=self.service_times.of(variant),
             deadline_ms=deadline_ms,
+            done_ms=done_ms,
         )
 
     def observe(

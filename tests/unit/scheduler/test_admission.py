@@ -25,6 +25,7 @@ def _predict(
     residual: float = 0.0,
     deadline: float = 50.0,
     profiled: float = 1.0,
+    done: float = 0.0,
 ) -> Prediction:
     service = ServiceTime(ms_per_row=per_row, residual_ms=residual)
     return predict(
@@ -34,6 +35,7 @@ def _predict(
         profiled_ms=profiled,
         service=service,
         deadline_ms=deadline,
+        done_ms=done,
     )
 
 
@@ -46,11 +48,22 @@ def test_a_query_the_queue_would_make_late_is_shed_with_the_numbers() -> None:
     p = _predict(ahead=199)  # 199 × 0.9 + 1 = 180.1 ms > 50
     assert not p.admits
     assert p.why() == (
-        "predicted 180.1 ms on m.v (queue 199 rows ahead at 0.9 ms/row observed + own run 1.0 ms + "
-        "0.0 ms unexplained) > deadline 50.0 ms"
+        "predicted 180.1 ms on m.v (queue 199 rows ahead at 0.9 ms/row observed, 0.0 ms of it under way, "
+        "+ own run 1.0 ms + 0.0 ms unexplained) > deadline 50.0 ms"
     )
     assert p.details()["predicted_ms"] == pytest.approx(180.1) and p.details()["rows_ahead"] == 199
     assert retry_after_s(p) == 1.0  # never under a second: the header is whole seconds
+
+
+def test_work_done_on_the_rows_ahead_since_they_were_admitted_is_not_counted_again() -> None:
+    # 60 rows ahead (54 ms of work) admitted 30 ms ago: 24 ms are left, + 1 ms own run ≤ 50.
+    p = _predict(ahead=60, done=30.0)
+    assert p.admits and p.ms == pytest.approx(25.0)
+    assert "30.0 ms of it under way" in p.why() and p.details()["done_ms"] == 30.0
+    assert not _predict(ahead=60).admits  # counted whole: 55 ms > 50
+    # Longer under way than the model says it takes: nothing left ahead, never negative.
+    assert _predict(ahead=60, done=500.0).modelled_ms == pytest.approx(1.0)
+    assert _predict(ahead=0, done=30.0).done_ms == 0.0  # nothing ahead: nothing done on it
 
 
 def test_retry_after_covers_the_excess_work() -> None:
