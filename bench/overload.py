@@ -87,6 +87,27 @@ def build_model(out: Path) -> None:
     (out / "validation.npz").write_bytes(buf.getvalue())
 
 
+def register_wide(admin: Any, model_dir: Path) -> list[dict[str, Any]]:
+    """Register `build_model`'s model as `wide` in app `bench` (created by the caller), wait until it is
+    profiled, and return its ready variants as `GET /v1/models/wide/variants` lists them."""
+    import orjson
+
+    meta = orjson.dumps({"name": "wide", "app": "bench", "task": "classification"}).decode()
+    files = {
+        "file": ("m.onnx", (model_dir / "model.onnx").read_bytes()),
+        "validation": ("v.npz", (model_dir / "validation.npz").read_bytes()),
+    }
+    accepted = admin.post("/v1/models", files=files, data={"metadata": meta})
+    assert accepted.status_code == 202, accepted.text
+    deadline = time.monotonic() + 600
+    while (status := admin.get("/v1/models/wide").json()["status"]) not in ("ready", "failed"):
+        assert time.monotonic() < deadline, "profiling took over 600 s"
+        time.sleep(1)
+    assert status == "ready", status
+    variants: list[dict[str, Any]] = admin.get("/v1/models/wide/variants", params={"status": "ready"}).json()
+    return variants
+
+
 def _outcomes(result: Any, trace: np.ndarray, step_s: float) -> dict[str, Any]:
     """Goodput, attainment of admitted queries, shed share, p50/p99 of answers; overall and at 3×."""
     import loadgen  # bench/ is on sys.path when this runs as bench/overload.py
@@ -160,19 +181,7 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         try:
             app = {"name": "bench", "default_latency_ms": SLO_MS, "slo_policy": "best_effort", "cache": False}
             key = admin.post("/v1/apps", json=app).json()["api_key"]
-            meta = orjson.dumps({"name": "wide", "app": "bench", "task": "classification"}).decode()
-            files = {
-                "file": ("m.onnx", (model_dir / "model.onnx").read_bytes()),
-                "validation": ("v.npz", (model_dir / "validation.npz").read_bytes()),
-            }
-            accepted = admin.post("/v1/models", files=files, data={"metadata": meta})
-            assert accepted.status_code == 202, accepted.text
-            deadline = time.monotonic() + 600
-            while (status := admin.get("/v1/models/wide").json()["status"]) not in ("ready", "failed"):
-                assert time.monotonic() < deadline, "profiling took over 600 s"
-                time.sleep(1)
-            assert status == "ready", status
-            variants = admin.get("/v1/models/wide/variants", params={"status": "ready"}).json()
+            variants = register_wide(admin, model_dir)
             fp32 = [
                 v
                 for v in variants

@@ -8,7 +8,10 @@ capacity), less the work done on them since the oldest was admitted (the instanc
 them since: counting a query half served as all ahead shed, at half load, a query arriving while
 another ran), plus the query's own run (never less than its profiled median: a lone query runs in a batch
 of its own), plus the answer time that model has not explained so far (serving overhead, event-loop
-lag, other dispatchers' queries: an average of actual − modelled, plus twice its mean deviation).
+lag, other dispatchers' queries: an average of actual − modelled, plus twice its mean deviation when a
+queue has formed — more queries ahead than instances to run them; behind no more than what the instances
+are running, the average alone: the spread guards a queue filled up to the deadline, and at low load it
+shed queries that idle capacity would have served in time).
 
 A query is admitted when the prediction meets its deadline, or when nothing is queued ahead of it: a
 query alone on its instance is not shed for load (its SLO policy applies when it is answered), since
@@ -82,13 +85,15 @@ def predict(
     service: ServiceTime,
     deadline_ms: float,
     done_ms: float = 0.0,
+    queued: bool = True,
 ) -> Prediction:
     """The completion of a `rows`-row query queued behind `rows_ahead` rows on one instance.
 
     `profiled_ms`: the variant's profiled median for the query alone (its own run rarely takes less; the
     p99 would make a profile taken on a busy machine shed what the instance can serve);
     `deadline_ms`: what is left of the query's SLO (or of the default budget when it has none);
-    `done_ms`: how long ago the oldest of the rows ahead was admitted (0 with none ahead).
+    `done_ms`: how long ago the oldest of the rows ahead was admitted (0 with none ahead);
+    `queued`: more queries ahead than instances to run them (the margin then includes the spread).
     """
     per_row = service.ms_per_row
     return Prediction(
@@ -96,7 +101,7 @@ def predict(
         rows_ahead=rows_ahead,
         ms_per_row=per_row,
         own_ms=max(rows * per_row, profiled_ms),
-        overhead_ms=service.margin_ms,
+        overhead_ms=service.margin_ms if queued else service.mean_margin_ms,
         deadline_ms=deadline_ms,
         done_ms=done_ms if rows_ahead > 0 else 0.0,
     )

@@ -91,6 +91,7 @@ class AdmissionGate:
         the rate its instances together have been answering them)."""
         since = self._since.get(variant.id)
         done_ms = (time.perf_counter() - next(iter(since.values()))) * 1000 if since else 0.0
+        instances = len(self.snapshot.serving.get(variant.id, ())) or 1
         return predict(
             variant=variant.id,
             rows=rows,
@@ -99,6 +100,7 @@ class AdmissionGate:
             service=self.service_times.of(variant),
             deadline_ms=deadline_ms,
             done_ms=done_ms,
+            queued=len(since or ()) > instances,
         )
 
     def observe(

@@ -52,6 +52,11 @@ class ServiceTime:
         return cls(ms_per_row=variant.latency_ms(variant.max_batch, tail=False) / max(1, variant.max_batch))
 
     @property
+    def mean_margin_ms(self) -> float:
+        """The unexplained time alone, without its spread (never less than 0)."""
+        return max(0.0, self.residual_ms)
+
+    @property
     def margin_ms(self) -> float:
         """What to add to the queue model: the unexplained time and its spread (never less than 0: a
         pessimistic model is not credited)."""

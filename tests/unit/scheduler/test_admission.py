@@ -26,6 +26,7 @@ def _predict(
     deadline: float = 50.0,
     profiled: float = 1.0,
     done: float = 0.0,
+    queued: bool = True,
 ) -> Prediction:
     service = ServiceTime(ms_per_row=per_row, residual_ms=residual)
     return predict(
@@ -36,6 +37,7 @@ def _predict(
         service=service,
         deadline_ms=deadline,
         done_ms=done,
+        queued=queued,
     )
 
 
@@ -64,6 +66,18 @@ def test_work_done_on_the_rows_ahead_since_they_were_admitted_is_not_counted_aga
     # Longer under way than the model says it takes: nothing left ahead, never negative.
     assert _predict(ahead=60, done=500.0).modelled_ms == pytest.approx(1.0)
     assert _predict(ahead=0, done=30.0).done_ms == 0.0  # nothing ahead: nothing done on it
+
+
+def test_the_spread_of_the_unexplained_time_counts_only_once_a_queue_has_formed() -> None:
+    service = ServiceTime(ms_per_row=0.9, residual_ms=5.0, deviation_ms=10.0)
+    assert service.margin_ms == 25.0 and service.mean_margin_ms == 5.0
+    kw = {"variant": "m.v", "rows": 1, "rows_ahead": 40, "profiled_ms": 1.0, "service": service}
+    # Behind what the instances are running: the average alone, 37 + 5 = 42 ms ≤ 50, admitted.
+    alone = predict(**kw, deadline_ms=50.0, queued=False)
+    assert alone.overhead_ms == 5.0 and alone.admits
+    # A queue has formed: the spread too, 37 + 25 = 62 ms > 50, shed.
+    behind = predict(**kw, deadline_ms=50.0, queued=True)
+    assert behind.overhead_ms == 25.0 and not behind.admits
 
 
 def test_retry_after_covers_the_excess_work() -> None:
