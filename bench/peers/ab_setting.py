@@ -1,0 +1,92 @@
+"""One infaas setting, A/B, side by side: two suites pinned to the server core, one as configured and one
+with `NAME=VALUE` in its environment, the same model registered in each, then alternating open-loop runs
+at one rate (A B B A A B …) so that a noisy stretch of the shared host falls on both. Prints each run's
+p50/p99/p99.9 and the gateway's CPU per query. A diagnostic for what `run.py` shows to be slow.
+
+    .venv/bin/python bench/peers/ab_setting.py INFAAS_UI_LOAD_SAMPLE_S=0 --model tiny --rate 100 --rounds 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import measure  # noqa: E402
+import models as model_build  # noqa: E402
+import systems  # noqa: E402
+from infaas_side import start_infaas  # noqa: E402
+from systems import ROOT  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("setting", help="NAME=VALUE for suite B")
+    p.add_argument("--model", default="tiny", choices=list(model_build.SPECS))
+    p.add_argument("--rate", type=float, default=100.0)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--server-core", type=int, default=0)
+    p.add_argument("--client-core", type=int, default=1)
+    a = p.parse_args()
+    name, sep, value = a.setting.partition("=")
+    if not sep:
+        p.error("the setting must be NAME=VALUE")
+    os.sched_setaffinity(0, {a.client_core})
+    models_dir = ROOT / "var" / "peers" / "models"
+    model_build.build_all(models_dir)
+    with np.load(models_dir / "digits-validation.npz") as data:
+        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    suites = {}
+    try:
+        for label, env in (("A", None), ("B", value)):
+            before = os.environ.get(name)
+            if env is not None:
+                os.environ[name] = env
+            try:  # the suite's processes take their settings from this environment
+                suites[label] = start_infaas(
+                    a.server_core,
+                    a.client_core,
+                    ROOT / "var" / "peers" / f"ab-{label}",
+                    models_dir,
+                    [a.model],
+                )
+            finally:
+                if before is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = before
+        runner = measure.Runner(a.server_core, 64, 0.5, {})
+        eps = {
+            label: systems.endpoints("infaas", s.port, [a.model], {"Authorization": f"Bearer {key}"})[0]
+            for label, (s, key) in suites.items()
+        }
+        for label, ep in eps.items():  # warm
+            runner.open_loop(ep, suites[label][0], rows, a.rate / 2, 2.0)
+        p99s: dict[str, list[float]] = {"A": [], "B": []}
+        print(f"A: as configured; B: {a.setting}; {a.model} at {a.rate:.0f}/s for {a.seconds:.0f} s per run")
+        for i in range(a.rounds):
+            for label in ("A", "B") if i % 2 == 0 else ("B", "A"):
+                r = runner.open_loop(eps[label], suites[label][0], rows, a.rate, a.seconds)
+                gateway = r["server_cpu_s"].get("gateway", 0.0) / max(1, r["ok"]) * 1e6
+                p99s[label].append(r["p99"])
+                print(
+                    f"  {label} p50 {r['p50']:7.2f} p99 {r['p99']:7.2f} p99.9 {r['p999']:7.2f} ms  "
+                    f"gateway {gateway:5.0f} µs/query  errors {r['errors'] or 0}  "
+                    f"other load on the core {r['other_on_server_core']:.2f}",
+                    flush=True,
+                )
+        print(f"median p99: A {statistics.median(p99s['A']):.2f} ms, B {statistics.median(p99s['B']):.2f} ms")
+    finally:
+        for server, _ in suites.values():
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
