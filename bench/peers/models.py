@@ -6,10 +6,10 @@ ridge regression on the training split, so that the accuracy the profiler measur
 build takes seconds, not a training run:
 
 - `tiny`: 64-32-10, a few µs per row;
-- `heavy`: 64-3072-3072-10, ~5 ms at batch 1 on one thread (the weights, 38 MB, are read once per
-  batch, so a batch of 32 costs ~4× one row, not 32×);
+- `heavy`: 64-3072-3072-10, 1.5–12 ms at batch 1 on one thread depending on the host's load (the
+  weights, 38 MB, are read once per batch, so a batch of 32 costs ~3–4× one row, not 32×);
 - `fixed`: 64-256-10 plus a per-batch branch of eight 1024-wide layers on the batch's mean row whose
-  result is multiplied by zero and added to the logits: a fixed cost of ~2 ms per call that batching
+  result is multiplied by zero and added to the logits: a fixed cost of ~1–1.5 ms per call that batching
   shares (the Clipper case). Multiplying by zero keeps every row's answer independent of its batch mates
   (the branch is bounded by tanh, so the product is exactly 0); ONNX Runtime does not fold it away, since
   the branch depends on the input.
@@ -48,8 +48,8 @@ class Spec:
 
 SPECS = {
     "tiny": Spec((32,), description="MLP 64-32-10, a few µs per row"),
-    "heavy": Spec((3072, 3072), description="MLP 64-3072-3072-10, ~5 ms at batch 1"),
-    "fixed": Spec((256,), 8, 1024, description="MLP 64-256-10 + a per-batch fixed cost of ~2 ms"),
+    "heavy": Spec((3072, 3072), description="MLP 64-3072-3072-10, 38 MB of weights"),
+    "fixed": Spec((256,), 8, 1024, description="MLP 64-256-10 + a per-batch fixed cost"),
 }
 
 
