@@ -180,8 +180,10 @@ class LoadSampler:
         history_s: float,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        on_stop: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.ring = LoadRing(int(history_s / interval_s) if interval_s > 0 else 1)
+        self._on_stop = on_stop
         self.interval_s = interval_s
         self._workers = workers
         self._scrape = scrape
@@ -214,3 +216,5 @@ class LoadSampler:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        if self._on_stop is not None:
+            await self._on_stop()

@@ -3,6 +3,7 @@ feeds it (clocks and sources injected, no network), and the SVG charts drawn fro
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, datetime
 
@@ -96,6 +97,29 @@ async def test_the_sampler_feeds_the_ring_from_its_sources_and_clocks() -> None:
     assert seen == [workers] * 3
     assert [p.queries_per_s for p in sampler.ring.points] == [pytest.approx(10.0), pytest.approx(20.0)]
     assert [p.instances for p in sampler.ring.points] == [{"m.a": 1}, {"m.a": 1}]
+
+
+async def test_the_sampler_releases_what_it_kept_when_it_stops() -> None:
+    # The gateway's sampler keeps one HTTP client for all its samples (a client per sample built an SSL
+    # context on the query path's event loop every 5 s) and closes it when the sampler stops.
+    closed: list[bool] = []
+
+    async def nobody() -> list[Worker]:
+        return []
+
+    async def nothing(found: list[Worker]) -> live.Samples:  # noqa: ARG001
+        return scrape(0)
+
+    async def close() -> None:
+        closed.append(True)
+
+    sampler = timeline.LoadSampler(
+        workers=nobody, scrape=nothing, interval_s=5.0, history_s=60.0, on_stop=close
+    )
+    sampler.start()
+    await asyncio.sleep(0)
+    await sampler.stop()
+    assert closed == [True]
 
 
 def test_charts_draw_each_series_against_seconds_ago() -> None:
