@@ -64,7 +64,7 @@ class Runner:
         self._settle(server)
         return result, extra
 
-    def _settle(self, server: Server, limit_s: float = 8.0) -> None:
+    def _settle(self, server: Server, limit_s: float = 4.0) -> None:
         """Wait (up to `limit_s`) until the server is back to its idle CPU use: an overloaded run leaves
         queued work behind, which must not land on the next run, nor stay frozen in a paused peer."""
         deadline = time.monotonic() + limit_s
@@ -83,7 +83,10 @@ class Runner:
         rate: float,
         duration_s: float,
         keep_bodies: bool = False,
+        drain_s: float = 5.0,
     ) -> dict[str, Any]:
+        """`drain_s`: how long after the last scheduled send answers are still awaited (later ones count
+        as timeouts)."""
         self.seed += 1
         schedule = lg.poisson_schedule(rate, duration_s, self.seed)
         requests = self._requests(ep, rows, len(schedule))
@@ -96,7 +99,7 @@ class Runner:
                     requests,
                     schedule,
                     connections=self.connections,
-                    drain_s=5.0,
+                    drain_s=drain_s,
                     keep_bodies=keep_bodies,
                     duration_s=duration_s,
                 )
