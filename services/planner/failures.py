@@ -46,6 +46,10 @@ from services.planner.event_log import EventLog
 log = logging.getLogger("infaas.planner")
 
 
+STOP_WAIT_S = 3.0
+"""The longest a stopping watch waits for its tasks, or a subscription's close."""
+
+
 class FailureWatch:
     def __init__(
         self,
@@ -79,11 +83,15 @@ class FailureWatch:
             self._tasks.append(asyncio.create_task(self._echo(), name="failure-watch-echo"))
 
     async def stop(self) -> None:
+        """Cancel the listener and the echo, waiting for them at most a few seconds: a subscription's
+        close can hang on a connection Redis stopped answering, and stopping must not."""
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_WAIT_S)
+            for task in stuck:
+                log.warning("failure watch task %s did not stop within %.0f s", task.get_name(), STOP_WAIT_S)
+        self._tasks = []
 
     async def _echo(self) -> None:
         while True:
@@ -111,7 +119,7 @@ class FailureWatch:
                 await asyncio.sleep(0.2)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await asyncio.wait_for(pubsub.aclose(), timeout=STOP_WAIT_S)  # type: ignore[no-untyped-call]
 
     async def _on_message(self, channel: bytes, data: bytes) -> None:
         try:
