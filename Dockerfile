@@ -1,6 +1,9 @@
 # One image for every infaas process: the compose services differ only in their command
-# (`infaas db upgrade`, `infaas serve gateway`, `infaas serve executor`, ...).
-FROM python:3.11-slim
+# (`infaas db upgrade`, `infaas serve gateway`, `infaas serve executor`, ...). Two targets: `cpu` (the
+# default, last below) and `gpu` (`docker build --target gpu`), which adds the `gpu` extra: the CUDA and
+# cuDNN runtime wheels ONNX Runtime's CUDA provider loads, and NVML's bindings. The host needs the
+# NVIDIA driver and container toolkit; the image needs no CUDA base.
+FROM python:3.11-slim AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -35,3 +38,10 @@ EXPOSE 8080 8081 8082 8083 8084
 
 ENTRYPOINT ["infaas"]
 CMD ["--help"]
+
+FROM base AS gpu
+USER root
+RUN pip install '.[gpu]'
+USER infaas
+
+FROM base AS cpu

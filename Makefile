@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	# project install below then finds torch satisfied instead of pulling a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# A machine with an NVIDIA driver gets the `gpu` extra too: `make run` then starts a CUDA executor
+	# per GPU and the profiler's CUDA queue (infaas_cli/launcher.py).
+	if command -v nvidia-smi >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[dev,gpu]'; fi
 	touch $(STAMP)
 
 install: $(STAMP)

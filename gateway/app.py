@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import redis.asyncio as aioredis
 from fastapi import FastAPI, Request, Response
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
@@ -22,11 +23,13 @@ from gateway.deps import AuthHeader, StateDep, client_address
 from gateway.limits import BodyLimit
 from gateway.oip.routes import router as oip_router
 from gateway.oip.schemas import OIP_SCHEMAS
+from gateway.selection.heads import HeadStore
+from gateway.selection.store import SelectionStore
 from gateway.state import GatewayState
 from gateway.ui import router as ui_router
 from gateway.ui.data import load_sampler
 from gateway.ui.sessions import SessionStore
-from gateway.v1 import apps, events, infer, jobs, models, workers
+from gateway.v1 import apps, events, feedback, infer, jobs, models, pipelines, workers
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.core.config import Settings
@@ -91,6 +94,14 @@ def create_app(
                 timeout_s=settings.query_timeout_s + 5,
             )
         await scheduler.start()
+        # The selection layer's state (gateway/selection/store.py); apps without a selection never touch it.
+        redis_url = settings.redis_url
+        selection_redis = aioredis.Redis.from_url(redis_url) if redis_url else None
+        selection = (
+            SelectionStore(selection_redis, HeadStore(selection_redis, registry))
+            if selection_redis is not None
+            else None
+        )
         app.state.gateway = GatewayState(
             settings=settings,
             registry=registry,
@@ -101,6 +112,7 @@ def create_app(
                 failures_per_minute=settings.auth_failures_per_minute,
                 stale_max_s=settings.auth_stale_max_s,
             ),
+            selection=selection,
         )
         # The admin UI's sessions; without Redis the UI says it cannot sign anyone in.
         sessions = (
@@ -115,6 +127,8 @@ def create_app(
         await app.state.ui_load.stop()
         await registry.aclose()
         await scheduler.aclose()
+        if selection is not None:
+            await selection.redis.aclose()
         if sessions is not None:
             await sessions.aclose()
 
@@ -130,7 +144,7 @@ def create_app(
     _admin_only_metrics(app)
     app.router.routes.extend(FAST_ROUTES)  # matched before the documented query routes below
     # In this order: the OpenAPI document (and so the generated SDK) lists the paths as included.
-    for v1 in (apps, models, workers, infer, events):
+    for v1 in (apps, feedback, models, workers, infer, pipelines, events):
         app.include_router(v1.router)
     app.include_router(ui_router)  # the admin web UI at /ui
     app.include_router(oip_router)  # Open Inference Protocol v2 at /v2

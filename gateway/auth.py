@@ -13,6 +13,7 @@ from gateway.ttl_cache import TTLCache
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.errors import Forbidden, InfaasError, NotFound, TooManyRequests, Unauthorized
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
+from infaas.schemas.pipelines import Pipeline
 
 _NAME = re.compile(NAME_PATTERN)
 
@@ -50,6 +51,7 @@ class Authenticator:
         self.keys: TTLCache[Principal | None] = cache("key")
         self.apps: TTLCache[AppInternal] = cache("app")
         self.models: TTLCache[ModelInternal] = cache("model")
+        self.pipelines: TTLCache[Pipeline] = cache("pipeline")
 
     async def principal(self, authorization: str | None, client: str | None) -> Principal:
         """The caller behind a bearer key. `client` is the caller's address (None: not limited); an
@@ -99,6 +101,14 @@ class Authenticator:
         if principal.role != "admin" and principal.app != model.app:
             raise Forbidden(f"model {name!r} belongs to another app")
         return model
+
+    async def pipeline(self, principal: Principal, name: str) -> Pipeline:
+        if not _NAME.fullmatch(name):
+            raise NotFound(f"no pipeline named {name!r}")
+        pipeline = await self.pipelines.get(name, lambda: self.registry.pipeline(name))
+        if principal.role != "admin" and principal.app != pipeline.app:
+            raise Forbidden(f"pipeline {name!r} belongs to another app")
+        return pipeline
 
     def forget_model(self, name: str, app: str | None) -> None:
         self.models.drop(name)

@@ -13,10 +13,12 @@ import sys
 import threading
 from typing import Any
 
+from infaas.clients.profiler import profile_queue
 from infaas.core.config import Settings
 from infaas.processes.suite import Suite, admin_key, internal_key
 from infaas.processes.supervisor import Supervisor
 from infaas.processes.supervisor import logger as supervisor_logger
+from infaas.runtimes.hardware import Hardware, detect_hardware
 
 
 def start_suite(settings: Settings) -> Suite:
@@ -36,18 +38,56 @@ def start_suite(settings: Settings) -> Suite:
         upgrade(settings.resolved_database_url)
         suite.start("registry", ["serve", "registry"])
         suite.wait_healthy(("registry",))
-        executors = ["executor"] + [f"executor-{i}" for i in range(2, settings.executors + 1)]
+        hardware = detect_hardware()
+        executors = executor_plan(settings, hardware)
         # An embedded scheduler runs inside the gateway process; only `remote` mode needs its own.
         scheduler = ("scheduler",) if settings.scheduler_mode == "remote" else ()
-        for name in (*scheduler, *executors, "planner", "gateway"):
-            suite.start(name, ["serve", name.split("-")[0]], {"INFAAS_EXECUTOR_PORT": str(suite.port(name))})
-        suite.start("profiler", ["serve", "profiler", "--queue", "profile.cpu"])
+        for name in scheduler:
+            suite.start(name, ["serve", name])
+        for name, env in executors.items():
+            suite.start(name, ["serve", "executor"], {"INFAAS_EXECUTOR_PORT": str(suite.port(name)), **env})
+        for name in ("planner", "gateway"):
+            suite.start(name, ["serve", name])
+        queues = [arg for kind in profiled_kinds(hardware) for arg in ("--queue", profile_queue(kind))]
+        suite.start("profiler", ["serve", "profiler", *queues])
         suite.start("jobs", ["serve", "jobs"])  # offline-job chunks (Celery queue `jobs`)
         suite.wait_healthy((*scheduler, *executors, "planner", "gateway"))
     except BaseException:
         suite.stop()
         raise
     return suite
+
+
+def executor_plan(settings: Settings, hardware: Hardware) -> dict[str, dict[str, str]]:
+    """Executor processes by name (`executor`, `executor-2`, … on consecutive ports) with the hardware
+    each serves: `settings.executors` CPU executors, then one CUDA executor per GPU (or
+    `settings.gpu_executors`, GPUs taken in turn)."""
+    cpu = {"INFAAS_EXECUTOR_HARDWARE": "cpu"}
+    plan = [cpu] * settings.executors
+    gpus = [g.index for g in hardware.gpus]
+    count = len(gpus) if settings.gpu_executors is None else settings.gpu_executors
+    if gpus:
+        plan += [
+            {"INFAAS_EXECUTOR_HARDWARE": "cuda", "INFAAS_EXECUTOR_DEVICE": str(gpus[i % len(gpus)])}
+            for i in range(count)
+        ]
+    return {("executor" if i == 0 else f"executor-{i + 1}"): env for i, env in enumerate(plan)}
+
+
+def describe_hardware(hardware: Hardware, plan: dict[str, dict[str, str]]) -> str:
+    """What `infaas run` found and started, and why it started no GPU executor when it did not."""
+    kinds = [env["INFAAS_EXECUTOR_HARDWARE"] for env in plan.values()]
+    line = f"{kinds.count('cpu')} cpu executor(s)"
+    if hardware.gpus:
+        names = ", ".join(f"{g.index}: {g.name} {g.memory_bytes / (1 << 30):.0f} GiB" for g in hardware.gpus)
+        return f"{line}, {kinds.count('cuda')} cuda executor(s) on GPUs {names}; profiler queues cpu, cuda"
+    return f"{line}; no cuda executor: {hardware.unavailable.get('cuda', 'no GPU')}"
+
+
+def profiled_kinds(hardware: Hardware) -> list[str]:
+    """The profiler's queues: the CPU's, and CUDA's when a GPU is usable (its variants are measured
+    there, on the hardware that will serve them)."""
+    return [kind for kind in ("cpu", "cuda") if kind in hardware.available]
 
 
 def supervise(suite: Suite, stop: threading.Event) -> threading.Thread:

@@ -115,7 +115,8 @@ def _factory(service: str):  # type: ignore[no-untyped-def]
 @app.command()
 def run(demo: Annotated[bool, typer.Option(help="train and register the demo models")] = True) -> None:
     """Start the whole system on this machine; Ctrl-C stops it."""
-    from infaas_cli.launcher import start_suite, supervise
+    from infaas.runtimes.hardware import detect_hardware
+    from infaas_cli.launcher import describe_hardware, executor_plan, start_suite, supervise
 
     settings = get_settings()
     # SIGTERM (a supervisor, `kill`) stops the system as cleanly as Ctrl-C; so does SIGINT when the
@@ -138,6 +139,8 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
         typer.echo(f"gateway:    {url}   (OpenAPI: {url}/docs)")
         typer.echo(f"admin key:  {settings.admin_key}")
         typer.echo(f"logs:       {suite.log_dir}/")
+        hardware = detect_hardware()
+        typer.echo(f"hardware:   {describe_hardware(hardware, executor_plan(settings, hardware))}")
         if demo:
             typer.echo("try:")
             typer.echo(

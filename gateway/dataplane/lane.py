@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from gateway.auth_headers import STALE_AGES, headers_for
-from gateway.dataplane.routes import QUERY_ROUTES, QueryBuilder, v1_json
+from gateway.dataplane.routes import QUERY_ROUTES, QueryBuilder, respond
 from gateway.state import GatewayState
 from infaas.core.errors import InfaasError, PayloadTooLarge
 from infaas.core.logs import accept_request_id, request_id_var
@@ -125,7 +125,7 @@ class QueryLane:
             auth = headers.get(b"authorization")
             authorization = auth.decode("latin-1") if auth is not None else None
             query = await build(state, authorization, self._client(peer, headers), name, body, rid)
-            status, content = 200, v1_json(await state.scheduler.infer(query))
+            status, content = 200, await respond(state, query)
         except InfaasError as exc:
             status, content = exc.status, orjson.dumps(exc.to_body())
             retry = retry_after(exc)

@@ -18,7 +18,7 @@ from infaas.policy.selection import Requirements
 from infaas.schemas.api import MAX_LATENCY_MS, AppInternal, ModelInternal
 from infaas.wire.tensors import Signature, check_array, coerce_batch
 
-_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant"})
+_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant", "user"})
 
 
 def from_json(
@@ -33,6 +33,10 @@ def from_json(
     """A `/v1` query (its body as `parse_body` checked it) up to the `Query` for the app, or for `model`
     of that app."""
     variant = data.get("variant")
+    if "user" in data:  # a selection query's field (gateway/selection/layer.py): never ignored silently
+        raise InvalidInput(
+            f"user applies to apps with a selection policy; app {app.name!r} has none", field="user"
+        )
     if model is None:
         if "variant" in data:
             raise InvalidInput(

@@ -13,19 +13,25 @@ from starlette.routing import Route
 
 from gateway.dataplane import queries
 from gateway.deps import client_address, state_of
+from gateway.selection import layer as selection_layer
+from gateway.selection.layer import Selected, user_of
 from gateway.state import GatewayState
 from infaas.clients.envelope import Answer, Query
+from infaas.core.errors import Unavailable
 from infaas.http.app import request_id
 
 
 async def app_query(
     state: GatewayState, authorization: str | None, client: str | None, app: str, body: bytes, rid: str
-) -> Query:
-    """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query."""
+) -> Query | Selected:
+    """`POST /v1/apps/{app}/infer` up to the scheduler: the caller, the app, the body → a query; or, for
+    an app with a selection (`gateway/selection/`), the parsed query for its selection layer."""
     principal = await state.auth.principal(authorization, client)
     target = await state.auth.app(principal, app)
     data, asked = queries.parse_body(body)
     max_rows = state.settings.max_query_rows
+    if target.selection.policy != "single" or target.selection.personalize:
+        return Selected(target, data["inputs"], asked, rid, user_of(data), max_rows)
     return queries.from_json(target, None, data, asked, request_id=rid, max_rows=max_rows)
 
 
@@ -41,8 +47,19 @@ async def model_query(
     return queries.from_json(app, model, data, asked, request_id=rid, max_rows=max_rows)
 
 
-QueryBuilder = Callable[[GatewayState, str | None, str | None, str, bytes, str], Awaitable[Query]]
+QueryBuilder = Callable[[GatewayState, str | None, str | None, str, bytes, str], Awaitable[Query | Selected]]
 """(state, Authorization header, client address, app or model name, body, request id) → the query."""
+
+
+async def respond(state: GatewayState, built: Query | Selected) -> bytes:
+    """A built query's `/v1` answer document: from the scheduler, or through the app's selection layer."""
+    if isinstance(built, Selected):
+        if state.selection is None:
+            raise Unavailable("model selection needs Redis (INFAAS_REDIS_URL)")
+        return await selection_layer.answer(
+            built, state.scheduler.infer, state.selection, timeout_s=state.settings.query_timeout_s
+        )
+    return v1_json(await state.scheduler.infer(built))
 
 
 def v1_json(answer: Answer) -> bytes:
@@ -63,6 +80,8 @@ def v1_json(answer: Answer) -> bytes:
     }
     if answer.failover is not None:
         doc["failover"] = answer.failover
+    if answer.reconstructed:
+        doc["reconstructed"] = True
     return orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY, default=_as_list)
 
 
@@ -97,8 +116,7 @@ async def answer_query(request: Request, route: QueryRoute) -> Response:
     name = request.path_params[route.param]
     authorization = request.headers.get("authorization")
     query = await route.build(state, authorization, client_address(request), name, body, request_id(request))
-    answer = await state.scheduler.infer(query)
-    return Response(v1_json(answer), status_code=200, media_type="application/json")
+    return Response(await respond(state, query), status_code=200, media_type="application/json")
 
 
 def _endpoint(route: QueryRoute) -> Callable[[Request], Awaitable[Response]]:

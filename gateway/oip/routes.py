@@ -23,6 +23,7 @@ from fastapi import APIRouter, Depends, Header, Request, Response
 from gateway.dataplane import queries
 from gateway.deps import AuthHeader, StateDep, client_address, state_of
 from gateway.oip import codec as oip_codec
+from gateway.oip import pipelines as oip_pipelines
 from gateway.oip.errors import OipRoute, error_response
 from gateway.oip.schemas import (
     ErrorResponse,
@@ -33,6 +34,7 @@ from gateway.oip.schemas import (
     ServerMetadata,
     ServerReady,
 )
+from gateway.state import GatewayState
 from gateway.ttl_cache import TTLCache
 from infaas.clients.base import principal_headers, raise_for_error, segment
 from infaas.clients.envelope import Answer
@@ -40,6 +42,7 @@ from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from infaas.http.app import request_id
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
+from infaas.schemas.pipelines import Pipeline
 from infaas.wire.tensors import Signature, TensorSpec
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
@@ -260,12 +263,18 @@ async def infer(
 ) -> Response:
     """Inference on a model (named-model query) or an app (model-less query, requirements in
     `parameters`). Tensors in JSON or, with `Inference-Header-Content-Length`, as binary data."""
-    model, app = await _resolve(request, principal, m)
+    pipeline: Pipeline | None = None
+    try:
+        model, app = await _resolve(request, principal, m)
+    except NotFound:
+        pipeline = await _pipeline(state, principal, m)  # a pipeline's name is its model name
     body = oip_codec.decompress(
         await request.body(), request.headers.get("content-encoding"), limit=state.settings.max_request_bytes
     )
     json_part, binary = oip_codec.split_body(body, header_length)
     req = oip_codec.parse_request(json_part, binary, orjson.loads)
+    if pipeline is not None:
+        return await oip_pipelines.infer(state, principal, pipeline, req, request_id=request_id(request))
     wanted, variant = _requirements(req.parameters, model_less=model is None)
     max_rows = state.settings.max_query_rows
     query = queries.build(
@@ -278,6 +287,13 @@ async def infer(
     )
     answer = await state.scheduler.infer(query)
     return _response(m, req, answer, _output_specs(model, app, answer.model))
+
+
+async def _pipeline(state: GatewayState, principal: Principal, name: str) -> Pipeline:
+    try:
+        return await state.auth.pipeline(principal, name)
+    except NotFound:
+        raise NotFound(f"no model, app or pipeline named {name!r}", name=name) from None
 
 
 def _requirements(params: dict[str, Any], *, model_less: bool) -> tuple[Requirements, str | None]:
@@ -344,6 +360,8 @@ def _response(target: str, req: oip_codec.InferRequestV2, answer: Answer, dtypes
     if answer.failover is not None:
         parameters["failover_from"] = answer.failover["from"]
         parameters["failover_reason"] = answer.failover["reason"]
+    if answer.reconstructed:
+        parameters["reconstructed"] = True
     body: dict[str, Any] = {"model_name": target, "parameters": parameters, "outputs": outputs}
     if req.id is not None:
         body["id"] = req.id

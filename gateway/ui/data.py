@@ -20,7 +20,7 @@ from gateway.ui import live, timeline
 from infaas.clients.scheduler import SchedulerClient
 from infaas.core.credentials import internal_headers
 from infaas.data import store
-from infaas.metrics.exposition import exposition
+from infaas.metrics.exposition import exposition, families
 from infaas.schemas.api import Principal, Worker
 
 SCRAPE_TIMEOUT = httpx.Timeout(2.0, connect=0.5)
@@ -40,6 +40,9 @@ class InstanceRow:
     reason: str | None
     pending: int | None
     batch_limit: int | None
+    batch_delay_ms: float | None = None
+    """How long its short batches wait for batch mates, and why (`batch_delay`: chosen by the instance)."""
+    batch_delay: str | None = None
 
 
 async def instances(state: GatewayState, workers: list[Worker]) -> list[InstanceRow]:
@@ -68,6 +71,8 @@ async def instances(state: GatewayState, workers: list[Worker]) -> list[Instance
                     reason=extra.get("reason"),
                     pending=extra.get("pending"),
                     batch_limit=extra.get("batch_limit"),
+                    batch_delay_ms=extra.get("batch_delay_ms"),
+                    batch_delay=extra.get("batch_delay"),
                 )
             )
     return rows
@@ -111,18 +116,28 @@ def scrape_client(state: GatewayState) -> httpx.AsyncClient:
 
 
 def load_sampler(state: GatewayState) -> timeline.LoadSampler:
-    """The sampler behind the load page's charts, reading what the load page reads, as the admin, over
-    one client kept for all its samples (closed when the sampler stops)."""
+    """The sampler behind the load page's charts: the workers as the admin reads them (instances per
+    variant), and the chart series from this process and, when it runs apart, the scheduler service,
+    over one client kept for all its samples (closed when the sampler stops)."""
     http: httpx.AsyncClient | None = None
 
     async def workers() -> list[Worker]:
         return await state.registry.workers(ADMIN)
 
-    async def samples(found: list[Worker]) -> live.Samples:
+    async def samples(_found: list[Worker]) -> live.Samples:
+        # Only the series a chart point needs, read where they are: this process's own collected
+        # families (no text rendered or parsed), and the scheduler service's when it runs apart (its
+        # text filtered before parsing). Rendering, scraping and parsing every process's full exposition
+        # took ~15 ms of the query path's event loop every sample (bench/peers/ab_setting.py).
         nonlocal http
+        own = live.collected(families(), live.CHART_SAMPLES)
+        if not isinstance(state.scheduler, SchedulerClient):
+            return own
         if http is None:
             http = scrape_client(state)
-        return (await scrape(state, found, http)).samples
+        answer = await http.get(f"{state.settings.service_url('scheduler')}/metrics")
+        answer.raise_for_status()
+        return live.merge([own, live.parse_only(answer.text, live.CHART_SAMPLES)])
 
     async def close() -> None:
         if http is not None:

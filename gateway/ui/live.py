@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 Labels = tuple[tuple[str, str], ...]
@@ -30,6 +31,35 @@ def parse(text: str) -> Samples:
     for family in text_string_to_metric_families(text):
         for s in family.samples:
             out[s.name][tuple(sorted(s.labels.items()))] = float(s.value)
+    return dict(out)
+
+
+CHART_SAMPLES = (
+    "infaas_gateway_http_request_duration_seconds_bucket",
+    "infaas_scheduler_slo_total",
+    "infaas_shed_requests_total",
+)
+"""What a load chart point needs (`timeline.point`): queries and their latency at the gateway, SLO
+misses and shed queries. All of them are the gateway's own (with the scheduler embedded) or the
+scheduler service's; executors' series are not needed."""
+
+
+def parse_only(text: str, names: Iterable[str]) -> Samples:
+    """`parse` of the lines of `names` alone: the rest of the text is dropped before the (slow)
+    Prometheus parser sees it."""
+    kept = tuple(names)
+    lines = [line for line in text.splitlines() if line.startswith(kept)]
+    return parse("\n".join(lines) + "\n") if lines else {}
+
+
+def collected(families: Iterable[Metric], names: Iterable[str]) -> Samples:
+    """Samples of `names` from metric families collected in this process (no text rendered or parsed)."""
+    kept = frozenset(names)
+    out: Samples = defaultdict(dict)
+    for family in families:
+        for s in family.samples:
+            if s.name in kept:
+                out[s.name][tuple(sorted(s.labels.items()))] = float(s.value)
     return dict(out)
 
 

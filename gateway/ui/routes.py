@@ -21,7 +21,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gateway.deps import client_address
 from gateway.ui import data
-from gateway.ui.charts import model_charts
+from gateway.ui.charts import model_charts, parity_loss_chart
+from gateway.ui.pipeline_graph import pipeline_svg
 from gateway.ui.sessions import Session, SessionStore
 from infaas.core.errors import Forbidden, InfaasError, Unauthorized, Unavailable
 from infaas.http.app import json_response, retry_after
@@ -242,8 +243,22 @@ async def model(name: str, request: Request) -> Response:
         registry = data.gateway_state(request).registry
         found = await registry.model(ADMIN, name)
         variants = await registry.variants(ADMIN, name)
+        parity = await registry.parity(ADMIN, name)
         charts = model_charts(found.name, variants)
-        return "model.html", {"page": "models", "model": found, "variants": variants, "charts": charts}
+        context = {"model": found, "variants": variants, "charts": charts, "parity": parity}
+        if parity is not None:
+            context["parity_chart"] = parity_loss_chart(parity)
+        return "model.html", {"page": "models", **context}
+
+    return await _page(request, build)
+
+
+@router.get("/pipelines")
+async def pipelines(request: Request) -> Response:
+    async def build() -> View:
+        found = await data.gateway_state(request).registry.pipelines(ADMIN)
+        graphs = {p.name: pipeline_svg(p) for p in found}
+        return "pipelines.html", {"page": "pipelines", "pipelines": found, "graphs": graphs}
 
     return await _page(request, build)
 

@@ -185,6 +185,13 @@ def timeseries(
     )
 
 
+def curves(
+    title: str, series: Sequence[Series], marks: Sequence[Point], *, x_label: str, y_label: str, empty: str
+) -> Markup:
+    """Predicted lines (x linear) with measured points drawn over them as hollow black diamonds."""
+    return _polylines(title, series, x_label, y_label, log2_x=False, empty=empty, x_name="", marks=marks)
+
+
 def _polylines(
     title: str,
     series: Sequence[Series],
@@ -195,12 +202,14 @@ def _polylines(
     empty: str,
     x_name: str,
     x_span: tuple[float, float] | None = None,
+    marks: Sequence[Point] = (),
 ) -> Markup:
     series = [s for s in series if any(y is not None for _, y in s.points)]
     if not series:
         return _empty(title, empty)
-    xs = [x for s in series for x, y in s.points if y is not None]
-    ys = [y for s in series for _, y in s.points if y is not None]
+    marks = [m for m in marks if math.isfinite(m.x) and math.isfinite(m.y)]
+    xs = [x for s in series for x, y in s.points if y is not None] + [m.x for m in marks]
+    ys = [y for s in series for _, y in s.points if y is not None] + [m.y for m in marks]
     if x_span is not None:
         xs += list(x_span)
     if not log2_x:  # room above the data for the legend (batch charts keep theirs over small values)
@@ -225,6 +234,13 @@ def _polylines(
         body.append(
             f'<rect x="{LEFT + 10}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>'
             f'<text x="{LEFT + 24}" y="{ly + 1}" font-size="11">{escape(s.name)}</text>'
+        )
+    for m in marks:
+        x, y = frame.px(m.x), frame.py(m.y)
+        body.append(
+            f'<polygon class="measured" points="{x:.1f},{y - 6:.1f} {x + 6:.1f},{y:.1f} {x:.1f},{y + 6:.1f} '
+            f'{x - 6:.1f},{y:.1f}" fill="none" stroke="#000" stroke-width="1.5">'
+            f"<title>{escape(m.label)}: {_fmt(m.x)}, {_fmt(m.y)}</title></polygon>"
         )
     return _svg(title, body)
 

@@ -12,6 +12,8 @@ from gateway.v1.passthrough import ERRORS, forward
 from infaas.clients.base import segment
 from infaas.core.errors import PayloadTooLarge
 from infaas.schemas.api import Model, ModelAccepted, Variant, VariantFilter
+from infaas.schemas.capacity import CapacityQuery, VariantCapacity
+from infaas.schemas.parity import ParityStatus
 
 router = APIRouter(prefix="/v1")
 
@@ -57,6 +59,30 @@ async def list_variants(
     memory or load time. Dominated variants are marked `dominated` (kept, skipped by selection)."""
     params = q.model_dump(exclude_defaults=True)
     return await forward(request, principal, "GET", f"/v1/models/{segment(name)}/variants", params=params)
+
+
+@router.get("/models/{name}/variants/{variant_id}/capacity", response_model=VariantCapacity, responses=ERRORS)
+async def variant_capacity(
+    name: NamePath,
+    variant_id: str,
+    request: Request,
+    q: Annotated[CapacityQuery, Query()],
+    principal: PrincipalDep,
+) -> Response:
+    """Predicted mean latency against arrival rate for each concurrency 1..c the variant was profiled
+    at (SERF's M/D_interf/c model over its measured service rates μ_i), beside the measured points;
+    with `slo_ms`, the highest rate each configuration carries within it. 404 for an unknown model or
+    variant, 409 while the variant is not profiled."""
+    params = q.model_dump(exclude_defaults=True)
+    path = f"/v1/models/{segment(name)}/variants/{segment(variant_id)}/capacity"
+    return await forward(request, principal, "GET", path, params=params)
+
+
+@router.get("/models/{name}/parity", response_model=ParityStatus, responses=ERRORS)
+async def parity_status(name: NamePath, request: Request, principal: PrincipalDep) -> Response:
+    """The model's parity model (its app's redundancy is `parity`): training progress, loss curve, and
+    degraded-mode accuracy (of outputs reconstructed from it, on held-out validation rows); 404 without."""
+    return await forward(request, principal, "GET", f"/v1/models/{segment(name)}/parity")
 
 
 @router.post("/models/{name}/profile", status_code=202, response_model=Model, responses=ERRORS)

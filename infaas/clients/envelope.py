@@ -125,6 +125,9 @@ class Answer(NamedTuple):
     request_id: str
     failover: dict[str, str] | None = None
     """Set when a fallback variant answered for a failed one: `{from: <failed variant>, reason}`."""
+    reconstructed: bool = False
+    """The outputs were decoded from its coding group's parity output (ParM), not computed by `variant`:
+    an approximation that came before the query's own answer."""
 
     def encode(self) -> bytes:
         header = {
@@ -143,6 +146,8 @@ class Answer(NamedTuple):
         }
         if self.failover is not None:
             header["failover"] = self.failover
+        if self.reconstructed:
+            header["reconstructed"] = True
         return encode_frame(header, self.outputs)
 
     @classmethod
@@ -165,6 +170,7 @@ class Answer(NamedTuple):
                 header["reason"],
                 header["request_id"],
                 _failover(header.get("failover")),
+                bool(header.get("reconstructed", False)),
             )
         except KeyError as exc:
             raise BadRequest(f"answer frame without {exc.args[0]!r}") from exc

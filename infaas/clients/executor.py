@@ -26,10 +26,16 @@ class ExecutorClient:
             headers=internal_headers(internal_key),
         )
 
-    async def load(self, worker_url: str, variant_id: str) -> dict[str, object]:
-        """Load an instance of a variant; returns once it is active (or raises)."""
+    async def load(
+        self, worker_url: str, variant_id: str, *, slo_ms: float | None = None
+    ) -> dict[str, object]:
+        """Load an instance of a variant; returns once it is active (or raises). `slo_ms`: the model's
+        latency SLO, the instance's overload threshold (SERF's capacity under it)."""
+        body: dict[str, object] = {"variant": variant_id}
+        if slo_ms is not None:
+            body["slo_ms"] = slo_ms
         try:
-            response = await self._http.post(f"{worker_url}/v1/instances", json={"variant": variant_id})
+            response = await self._http.post(f"{worker_url}/v1/instances", json=body)
         except httpx.HTTPError as exc:
             raise unavailable("executor", exc) from exc
         raise_for_error(response)

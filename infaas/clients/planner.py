@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import httpx
 
-from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, request_once_more, unavailable
+from infaas.clients.base import DEFAULT_TIMEOUT, raise_for_error, request_once_more, segment, unavailable
 from infaas.core.credentials import internal_headers
 from infaas.schemas.events import EventPage
+from infaas.schemas.pipelines import Pipeline
+
+PLAN_TIMEOUT_S = 120.0
 
 
 class PlannerClient:
@@ -39,6 +42,18 @@ class PlannerClient:
             raise unavailable("planner", exc) from exc
         raise_for_error(response)
         return EventPage.model_validate_json(response.content)
+
+    async def plan_pipeline(self, name: str, *, rate_qps: float, cv: float, apply: bool) -> Pipeline:
+        """Plan a pipeline for a rate and apply the plan (a plan takes seconds: its own timeout)."""
+        body = {"rate_qps": rate_qps, "cv": cv, "apply": apply}
+        try:
+            response = await self._http.post(
+                f"/internal/pipelines/{segment(name)}/plan", json=body, timeout=PLAN_TIMEOUT_S
+            )
+        except httpx.HTTPError as exc:
+            raise unavailable("planner", exc) from exc
+        raise_for_error(response)
+        return Pipeline.model_validate_json(response.content)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -14,6 +14,7 @@ from celery import Celery
 
 PROFILE_MODEL = "infaas.profile_model"
 PROFILE_VARIANTS = "infaas.profile_variants"
+TRAIN_PARITY = "infaas.train_parity"
 PROFILER_TTL_S = 15.0
 """A profiler worker not heard from for this long no longer counts as having its hardware."""
 

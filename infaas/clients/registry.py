@@ -18,6 +18,8 @@ from infaas.clients.base import (
     unavailable,
 )
 from infaas.core.credentials import internal_headers
+from infaas.core.errors import NotFound
+from infaas.data.artifacts import Sink
 from infaas.schemas.api import (
     App,
     AppInternal,
@@ -30,11 +32,18 @@ from infaas.schemas.api import (
     Worker,
     WorkerRegistration,
 )
+from infaas.schemas.parity import ParityReport, ParityStatus
+from infaas.schemas.pipelines import Pipeline, PipelinePlan
+from infaas.schemas.selection import HeadPrior, PersonalHead
+
+ARTIFACT_CHUNK = 1 << 20
+"""Bytes of a download written at a time (and hashed on the way by the receiving cache)."""
 
 _APPS = TypeAdapter(list[App])
 _MODELS = TypeAdapter(list[Model])
 _VARIANTS = TypeAdapter(list[Variant])
 _WORKERS = TypeAdapter(list[Worker])
+_PIPELINES = TypeAdapter(list[Pipeline])
 
 
 class RegistryClient:
@@ -84,6 +93,39 @@ class RegistryClient:
             params=_attempt(attempt),
         )
 
+    # --- the model repository, for a machine without the registry's artifact directory ---
+
+    def download(self, digest: str, into: Sink) -> None:
+        """Stream an artifact into `into` (the caller verifies its digest); `NotFound` if absent."""
+        try:
+            with self._http.stream("GET", f"/internal/artifacts/{segment(digest)}") as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise_for_error(response)
+                for chunk in response.iter_bytes(ARTIFACT_CHUNK):
+                    into.write(chunk)
+        except httpx.HTTPError as exc:
+            raise unavailable("registry", exc) from exc
+
+    def upload(self, digest: str, data: bytes) -> None:
+        # httpx's timeouts bound each read and write, not the whole body: a large upload that progresses
+        # is not cut short, a stalled one is.
+        self._send("PUT", f"/internal/artifacts/{segment(digest)}", content=data)
+
+    def has(self, digest: str) -> bool:
+        try:
+            response = request_once_more_sync(self._http, "HEAD", f"/internal/artifacts/{segment(digest)}")
+        except httpx.HTTPError as exc:
+            raise unavailable("registry", exc) from exc
+        if response.status_code == 404:
+            return False
+        raise_for_error(response)
+        return True
+
+    def report_parity(self, model_id: int, report: ParityReport) -> None:
+        """A parity training's progress or result; Conflict when a newer training superseded it."""
+        self._send("PUT", f"/internal/models/{model_id}/parity", json=report.model_dump(mode="json"))
+
     def close(self) -> None:
         self._http.close()
 
@@ -122,9 +164,39 @@ class AsyncRegistryClient:
         response = await self._send("GET", f"/internal/models/by-name/{segment(name)}")
         return ModelInternal.model_validate_json(response.content)
 
+    async def pipeline(self, name: str) -> Pipeline:
+        response = await self._send("GET", f"/internal/pipelines/{segment(name)}")
+        return Pipeline.model_validate_json(response.content)
+
+    async def set_pipeline_plan(self, name: str, plan: PipelinePlan) -> Pipeline:
+        response = await self._send(
+            "PUT", f"/internal/pipelines/{segment(name)}/plan", json=plan.model_dump(mode="json")
+        )
+        return Pipeline.model_validate_json(response.content)
+
     async def app(self, app: str) -> AppInternal:
         response = await self._send("GET", f"/internal/apps/{segment(app)}")
         return AppInternal.model_validate_json(response.content)
+
+    async def head(self, model_id: int, user: str) -> PersonalHead | None:
+        """A user's durable Velox head, or None when the user has none."""
+        try:
+            response = await self._send("GET", f"/internal/models/{model_id}/heads/{segment(user)}")
+        except NotFound:
+            return None
+        return PersonalHead.model_validate_json(response.content)
+
+    async def put_head(self, model_id: int, head: PersonalHead) -> None:
+        await self._send(
+            "PUT",
+            f"/internal/models/{model_id}/heads/{segment(head.user)}",
+            json=head.model_dump(),
+            retry=True,
+        )
+
+    async def head_prior(self, model_id: int) -> HeadPrior:
+        response = await self._send("GET", f"/internal/models/{model_id}/heads-prior")
+        return HeadPrior.model_validate_json(response.content)
 
     async def register_worker(self, worker: WorkerRegistration) -> None:
         await self._send("POST", "/internal/workers", json=worker.model_dump())
@@ -150,6 +222,20 @@ class AsyncRegistryClient:
             "GET", f"/v1/models/{segment(name)}/variants", headers=principal_headers(principal)
         )
         return _VARIANTS.validate_json(response.content)
+
+    async def parity(self, principal: Principal, name: str) -> ParityStatus | None:
+        """The model's parity model, or None when it has none (its app's redundancy is not parity)."""
+        try:
+            response = await self._send(
+                "GET", f"/v1/models/{segment(name)}/parity", headers=principal_headers(principal)
+            )
+        except NotFound:
+            return None
+        return ParityStatus.model_validate_json(response.content)
+
+    async def pipelines(self, principal: Principal) -> list[Pipeline]:
+        response = await self._send("GET", "/v1/pipelines", headers=principal_headers(principal))
+        return _PIPELINES.validate_json(response.content)
 
     async def workers(self, principal: Principal) -> list[Worker]:
         response = await self._send("GET", "/v1/workers", headers=principal_headers(principal))

@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     artifact_dir: Path | None = None
     """Model repository directory (content addressed); default `<var_dir>/artifacts`."""
 
+    artifact_source: Literal["local", "registry"] = "local"
+    """Where executors, profilers and job workers get artifacts. `local`: `artifact_dir` is the model
+    repository itself (one machine, or a volume shared with the registry). `registry`: `artifact_dir` is
+    this machine's cache, filled by digest from the registry and verified (no shared volume). The
+    registry always keeps the repository in its own `artifact_dir`."""
+
     admin_key: str = ""
     """Admin API key. Empty: the launcher generates one on first start and keeps it in `<var_dir>`."""
 
@@ -61,7 +67,18 @@ class Settings(BaseSettings):
     scheduler_port: int = 8082
     executor_port: int = 8083
     executors: int = 1
-    """How many executor processes `infaas run` starts (ports executor_port, executor_port + 1, …)."""
+    """How many CPU executor processes `infaas run` starts (ports executor_port, executor_port + 1, …)."""
+
+    gpu_executors: int | None = None
+    """How many CUDA executors `infaas run` starts after the CPU ones: one per GPU when unset (GPU i
+    for the i-th), none on a machine without a usable GPU."""
+
+    executor_hardware: Literal["auto", "cpu", "cuda"] = "auto"
+    """The hardware kind this executor serves; `auto`: CUDA on GPU `executor_device` when usable, else
+    the CPU. Its worker id starts with the kind (`cuda-<host>-<port>`)."""
+
+    executor_device: int = 0
+    """The GPU (NVML/CUDA index) a CUDA executor runs its instances on."""
     planner_port: int = 8084
     profiler_metrics_port: int = 8085
 
@@ -117,8 +134,14 @@ class Settings(BaseSettings):
     default_batch_budget_ms: float = 20.0
     """AIMD latency budget of a batch whose queries carry no SLO."""
 
-    max_queue_delay_ms: float = 0.0
-    """Executor: wait up to this long for more queries before running a batch smaller than the max."""
+    max_queue_delay_ms: float | None = Field(default=None, ge=0)
+    """Executor: wait up to this long for more queries before running a short batch (Clipper's batch
+    timeout; 0: never wait). Unset, each instance chooses its own wait from its profile, its offered
+    load and its queries' budgets (`services.executor.batching.batch_delay`), reported in heartbeats."""
+
+    executor_inline_ms: float | None = Field(default=None, ge=0)
+    """Executor: batches whose profiled latency is at most this run on the event loop rather than the
+    instance's thread. Unset: every batch when the executor may use one CPU core only, else 0.5 ms."""
 
     heartbeat_interval_s: float = 1.0
     """How often an executor reports its load and instances."""
@@ -164,6 +187,10 @@ class Settings(BaseSettings):
 
     profile_interference_max: int = 4
     """Profile the latency of 1…min(this, cores) concurrent requests (the SERF interference profile)."""
+
+    profile_concurrency_requests: int = Field(10, ge=2)
+    """Timed requests per concurrency level of that profile (SERF: ~10; requests of one model are
+    near-deterministic, so a few give the mean service rate μ_i)."""
 
     calibration_rows: int = 200
     """Validation rows used to calibrate int8 static quantization."""
@@ -231,6 +258,10 @@ class Settings(BaseSettings):
     autoscale_interval_s: float = 1.0
     """How often the model autoscaler decides (INFaaS: 1 s)."""
 
+    pipeline_tune_interval_s: float = 1.0
+    """How often the pipeline tuner (InferLine) checks planned pipelines' traffic against their planned
+    envelopes and scales their stages; 0 turns it off."""
+
     events_retention_days: float = 30.0
     """Scaling events older than this are deleted by the planner (hourly); 0 keeps them forever."""
 
@@ -259,6 +290,10 @@ class Settings(BaseSettings):
     worker_provider: str = "none"
     """Worker autoscaler backend: `none`, `local` (executor processes here) or `kubernetes`."""
 
+    kubernetes_worker_kinds: list[str] = ["cpu"]
+    """Hardware kinds the Kubernetes provider scales, each an executor Deployment `infaas-executor-<kind>`
+    that must exist (deploy/kubernetes/executor.yaml has `cpu` and `cuda`; its planner sets both)."""
+
     worker_autoscale_interval_s: float = 2.0
     """How often the worker autoscaler decides (INFaaS: 2 s)."""
 
@@ -281,6 +316,10 @@ class Settings(BaseSettings):
     charts (0: never; the load page then shows only its own window)."""
     ui_load_history_s: float = Field(default=600.0, gt=0)
     """How far back the load charts reach: the in-memory ring holds this many seconds of samples."""
+
+    parity_train_steps: int = Field(default=1500, ge=1, le=1_000_000)
+    """Steps (batches of 64 k-tuples) a parity model is trained for: enough for the small models served
+    here to come within a few points of their accuracy in degraded mode (docs/benchmarks.md)."""
 
     profile_lease_ttl_s: float = Field(default=5.0, gt=0)
     """A profiler holds a lease on the model it profiles (a Redis key with this TTL, renewed while it

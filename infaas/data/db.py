@@ -69,6 +69,10 @@ class AppRow(Base):
     criticality: Mapped[str] = mapped_column(String(16), server_default="normal")
     # Instances kept loaded for each of the app's models once it is ready (0: load on the first query).
     warm_instances: Mapped[int] = mapped_column(Integer, server_default="1")
+    # ParM coded redundancy: {"kind": "none"} or {"kind": "parity", "k": 2..4} (infaas.schemas.parity).
+    redundancy: Mapped[dict[str, Any]] = mapped_column(JSON, server_default='{"kind": "none"}')
+    # Model selection (Clipper) and personalization (Velox): infaas.schemas.selection.Selection.
+    selection: Mapped[dict[str, Any]] = mapped_column(JSON, server_default='{"policy": "single"}')
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
@@ -236,3 +240,62 @@ class EventRow(Base):
     outcome: Mapped[str] = mapped_column(String(16))  # decided | done | failed
     reason: Mapped[str] = mapped_column(Text)
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class PipelineRow(Base):
+    """A pipeline (InferLine): a tree of stages over the app's models with one end-to-end P99 SLO. `spec`
+    holds the stages and edges as registered (`infaas.schemas.pipelines`), `order` the stages root first;
+    `plan` is the planner's last plan (None until it made one)."""
+
+    __tablename__ = "pipelines"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    app_id: Mapped[int] = mapped_column(ForeignKey("apps.id", ondelete="CASCADE"), index=True)
+    slo_ms: Mapped[float] = mapped_column(Float)
+    min_accuracy: Mapped[float | None] = mapped_column(Float)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    order: Mapped[list[Any]] = mapped_column(JSON)
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class PersonalHeadRow(Base):
+    """A user's Velox head over a model's scores (infaas.policy.personalization.Head): the durable copy;
+    the gateway keeps the hot one in Redis and writes here on every feedback."""
+
+    __tablename__ = "personal_heads"
+
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
+    user: Mapped[str] = mapped_column(String(128), primary_key=True)
+    a_inv: Mapped[list[Any]] = mapped_column(JSON)
+    b: Mapped[list[Any]] = mapped_column(JSON)
+    error: Mapped[float] = mapped_column(Float)
+    model_error: Mapped[float] = mapped_column(Float)
+    updates: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+
+
+class ParityModelRow(Base):
+    """A model's parity model (ParM): its training (a Celery task on the profiler's queue), progress, loss
+    curve and degraded-mode score, and its ONNX artifact once trained. One per model: enabling parity
+    again with another k starts a new `generation`, and reports of an older one are refused."""
+
+    __tablename__ = "parity_models"
+
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
+    k: Mapped[int] = mapped_column(Integer)
+    generation: Mapped[int] = mapped_column(Integer)
+    state: Mapped[str] = mapped_column(String(16))  # queued | training | ready | failed
+    reason: Mapped[str | None] = mapped_column(Text)
+    steps_done: Mapped[int] = mapped_column(Integer, server_default="0")
+    steps_total: Mapped[int] = mapped_column(Integer, server_default="0")
+    losses: Mapped[list[Any]] = mapped_column(JSON)
+    metric: Mapped[str | None] = mapped_column(String(16))
+    deployed_score: Mapped[float | None] = mapped_column(Float)
+    degraded_score: Mapped[float | None] = mapped_column(Float)
+    holdout_rows: Mapped[int | None] = mapped_column(Integer)
+    train_rows: Mapped[int | None] = mapped_column(Integer)
+    train_seconds: Mapped[float | None] = mapped_column(Float)
+    artifact_digest: Mapped[str | None] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

@@ -10,6 +10,7 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 | `model:{model}:by_latency` | zset | vid → p50 ms at batch 1 | registry |
 | `model:{model}:by_accuracy` | zset | vid → accuracy | registry |
 | `model:{model}:by_cost` | zset | vid → $ per query at saturation | registry |
+| `parity_variants` | set | hidden parity-model variant ids (`VariantProfile.parity_k` > 0) | registry |
 | `published` | string | token of the registry's last complete publication (gone: Redis lost it) | registry |
 | `profiler:{name}` | hash | hardware kinds a live profiler worker serves (TTL) | profiler |
 | `workers` | zset | worker id → last heartbeat (unix s); 0: the worker left on purpose | executor |
@@ -39,6 +40,7 @@ from infaas.schemas.variants import VariantProfile
 
 P = "infaas:"
 VARIANTS = P + "variants"
+PARITY_VARIANTS = P + "parity_variants"
 PUBLISHED = P + "published"
 WORKERS = P + "workers"
 INVALIDATE = P + "invalidate"
@@ -143,6 +145,29 @@ def remove_variants(r: redis.Redis, *, model: str, app: str, vids: Iterable[str]
     r.delete(*(model_index_key(model, by) for by in INDEXES))
 
 
+def publish_parity(r: redis.Redis, profile: VariantProfile) -> None:
+    """Publish a model's parity-model variant: its profile under `variant:{vid}` (executors load it like
+    any variant) and its id in `parity_variants` only, never in the indexes selection reads."""
+    pipe = r.pipeline(transaction=True)
+    pipe.set(variant_key(profile.id), profile.to_json_bytes())
+    pipe.sadd(PARITY_VARIANTS, profile.id)
+    pipe.execute()
+    r.publish(INVALIDATE, "variants")
+
+
+def unpublish_parity(r: redis.Redis, vids: Iterable[str]) -> None:
+    """Withdraw parity-model variants (their app turned parity off, or their model changed or left)."""
+    vids = list(vids)
+    if not vids:
+        return
+    pipe = r.pipeline(transaction=True)
+    for vid in vids:
+        pipe.delete(variant_key(vid))
+        pipe.srem(PARITY_VARIANTS, vid)
+    pipe.execute()
+    r.publish(INVALIDATE, "variants")
+
+
 def model_variants_by(r: redis.Redis, model: str, by: str) -> list[str]:
     """Variant ids of a model ordered by `latency` or `accuracy` (ascending), from the sorted sets."""
     return [text(m) for m in r.zrange(model_index_key(model, by), 0, -1)]
@@ -154,6 +179,19 @@ def model_variants_by(r: redis.Redis, model: str, by: str) -> list[str]:
 async def read_variants(r: aioredis.Redis) -> dict[str, VariantProfile]:
     """Every profiled variant, for the scheduler's local snapshot (two round trips, not one per query)."""
     return await VariantReader().read(r)
+
+
+async def read_parity_variants(r: aioredis.Redis) -> dict[str, VariantProfile]:
+    """The published parity-model variants, by the model they code for (at most one per model)."""
+    vids = sorted(text(v) for v in await r.smembers(PARITY_VARIANTS))
+    if not vids:
+        return {}
+    out: dict[str, VariantProfile] = {}
+    for blob in await r.mget([variant_key(v) for v in vids]):
+        if blob is not None:
+            profile = VariantProfile.from_json(orjson.loads(blob))
+            out[profile.model] = profile
+    return out
 
 
 class VariantReader:

@@ -45,3 +45,12 @@ def verdict(silence_s: float, probe: Probe | None, *, hung_s: float) -> str | No
     if silence_s >= hung_s:
         return f"hung: its port still accepts connections, but no pulse for {hung_s * 1000:.0f} ms or more"
     return None
+
+
+def unseen_for_ttl(last_seen: float, reachable_since: float, now: float, ttl_s: float) -> bool:
+    """Whether a worker missing from a read of the store has been unseen for `ttl_s` while Redis answered
+    (`reachable_since`: when reads last came back after failing). One seen recently vanished with Redis's
+    state (restarted empty) and heartbeats again within an interval: not a failure. The time while reads
+    failed does not count against it. Schedulers keep such a worker (`services/scheduler/liveness.py`);
+    the planner's snapshot fallback does not declare it."""
+    return now - max(last_seen, reachable_since) >= ttl_s

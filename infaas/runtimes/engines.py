@@ -147,12 +147,15 @@ def make_runtime(
     precision: str = "fp32",
     input_names: list[str] | None = None,
     output_names: list[str] | None = None,
+    device: int = 0,
 ) -> Runtime:
-    """The runtime a variant names."""
+    """The runtime a variant names; `device`: the GPU a CUDA or TensorRT variant runs on."""
     if runtime == "onnxruntime":
         options: dict[str, Any] = {}
+        if provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):
+            options["device_id"] = device
         if provider == "TensorrtExecutionProvider" and precision == "fp16":
-            options = {"trt_fp16_enable": True}
+            options["trt_fp16_enable"] = True
         return OnnxRuntime(
             path, threads=threads, provider=provider, optimization=optimization, provider_options=options
         )
@@ -160,15 +163,16 @@ def make_runtime(
         return TorchScriptRuntime(
             path,
             threads=threads,
-            device="cuda" if hardware == "cuda" else "cpu",
+            device=f"cuda:{device}" if hardware == "cuda" else "cpu",
             input_names=input_names or ["x"],
             output_names=output_names or ["y"],
         )
     raise ValueError(f"no runtime {runtime!r} for {hardware}")
 
 
-def runtime_for(profile: VariantProfile, path: Path) -> Runtime:
-    """The (not yet loaded) runtime of a profiled variant whose artifact is at `path`."""
+def runtime_for(profile: VariantProfile, path: Path, device: int = 0) -> Runtime:
+    """The (not yet loaded) runtime of a profiled variant whose artifact is at `path`, on GPU `device`
+    when it is a GPU variant."""
     return make_runtime(
         path,
         runtime=profile.runtime,
@@ -179,4 +183,5 @@ def runtime_for(profile: VariantProfile, path: Path) -> Runtime:
         precision=profile.precision,
         input_names=list(profile.input_names),
         output_names=list(profile.output_names),
+        device=device,
     )

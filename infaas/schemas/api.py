@@ -9,6 +9,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from infaas.schemas.parity import Redundancy
+from infaas.schemas.selection import Selection
+
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}$"
 INT64_MAX = 2**63 - 1
 """The largest id or count a query parameter may name: Postgres' bigint, beyond which a lookup is an error
@@ -102,10 +105,24 @@ class AppUpdate(Strict):
     criticality: Criticality | SkipJsonSchema[None] = None
     # The bounds on the int alone: on the union they would be applied to an explicit null (a TypeError).
     warm_instances: Annotated[StrictInt, Field(ge=0, le=MAX_WARM_INSTANCES)] | SkipJsonSchema[None] = None
+    redundancy: Redundancy | SkipJsonSchema[None] = Field(
+        None,
+        description='Coded redundancy: `{"kind": "parity", "k": 2..4}` trains a parity model (ParM) for each '
+        'of the app\'s models; `{"kind": "none"}` turns it off. Models that cannot have one are a 422.',
+    )
+
+    selection: Selection | SkipJsonSchema[None] = Field(
+        None,
+        description='Model selection (Clipper): `{"policy": "exp3" | "exp4", "models": [...]}` chooses among '
+        "models with one task and output space and learns from `POST /v1/apps/{app}/feedback`; "
+        '`{"policy": "single"}` turns it off. Models that cannot be selected among are a 422.',
+    )
 
     _output_is_finite = field_validator("default_output")(_finite_json)
 
-    @field_validator("slo_policy", "cache", "prefer", "lossy", "criticality", "warm_instances")
+    @field_validator(
+        "slo_policy", "cache", "prefer", "lossy", "criticality", "warm_instances", "redundancy", "selection"
+    )
     @classmethod
     def _not_null(cls, value: object) -> object:
         # Runs only on values sent (defaults are not validated): an explicit null.
@@ -133,6 +150,8 @@ class App(BaseModel):
     lossy: bool = False
     criticality: Criticality = "normal"
     warm_instances: int = 1
+    redundancy: Redundancy = Redundancy()
+    selection: Selection = Selection()
     created_at: datetime
     models: list[str] = Field(default_factory=list)
     keys: list[ApiKeyInfo] = Field(default_factory=list, description="The app's API keys (prefixes only).")
@@ -197,13 +216,24 @@ class LatencyPoint(BaseModel):
     batch: int
     p50_ms: float
     p99_ms: float
+    memory_bytes: int | None = Field(
+        default=None,
+        description="Peak memory of the variant, measured in a fresh process, once batches up to this size "
+        "have run: GPU memory (NVML) for a GPU variant, host memory otherwise.",
+    )
 
 
 class ConcurrencyPoint(BaseModel):
+    """Batch-1 requests measured while `concurrency` of them run at once on one instance (SERF)."""
+
     concurrency: int
     p50_ms: float
     p99_ms: float
-    qps: float
+    qps: float = Field(description="Requests per second the `concurrency` loops completed together.")
+    mean_ms: float | None = Field(
+        None, description="Mean latency of one request; μ_i = 1000/mean_ms (None: profiled before SERF)."
+    )
+    requests: int | None = Field(None, description="Timed requests behind the point.")
 
 
 class Variant(BaseModel):
@@ -309,6 +339,7 @@ class ModelInternal(BaseModel):
     signature: dict[str, Any]
     reference_accuracy: float | None = None
     """The model's accuracy as registered (see `Model.reference_accuracy`)."""
+    task: str = "classification"
 
 
 class AppInternal(BaseModel):
@@ -324,6 +355,8 @@ class AppInternal(BaseModel):
     lossy: bool = False
     criticality: Criticality = "normal"
     warm_instances: int = 1
+    redundancy: Redundancy = Redundancy()
+    selection: Selection = Selection()
     models: list[ModelInternal]
 
 
@@ -399,6 +432,12 @@ class InferResponse(BaseModel):
     request_id: str
     failover: FailoverNote | None = Field(
         None, description="Set when a fallback variant answered because the worker serving the app failed."
+    )
+    reconstructed: bool = Field(
+        False,
+        description="The outputs were decoded from the query's coding group's parity model output (app "
+        "redundancy parity), because that came before the query's own answer: an approximation, never "
+        "cached.",
     )
 
 

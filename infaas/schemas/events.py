@@ -8,7 +8,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 EventKind = Literal[
-    "model_autoscaler", "worker_autoscaler", "supervisor", "registry", "profiler", "failure", "failover"
+    "model_autoscaler",
+    "worker_autoscaler",
+    "supervisor",
+    "registry",
+    "profiler",
+    "failure",
+    "failover",
+    "pipeline_planner",
 ]
 """Who decided: the planner's two autoscalers; the launcher's supervisor (a service exited, was restarted,
 is crash-looping); the registry (state republished to Redis); the profiler side (a profile's lease lost,

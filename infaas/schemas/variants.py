@@ -50,6 +50,10 @@ class VariantProfile:
     reference_accuracy: float | None = None
     """The accuracy of its model as registered (`ModelInternal.reference_accuracy`); None: not yet
     measured."""
+    parity_k: int = 0
+    """0 for a variant of the model. k > 0: the hidden *parity model* of `model` for coding groups of k
+    (ParM, `infaas.policy.parity`): published apart from the model's variants (`store.PARITY_VARIANTS`),
+    so selection never sees it; only the dispatcher's coder sends it parity queries."""
 
     def latency_ms(self, rows: int, *, tail: bool = True) -> float:
         """Expected latency of a query of `rows` rows: the measured point at the next batch size up,

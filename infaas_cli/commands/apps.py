@@ -67,6 +67,22 @@ WarmOption = Annotated[
         help="instances kept loaded per model once it is ready (default 1; 0: load on the first query)",
     ),
 ]
+RedundancyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--redundancy",
+        help="coded redundancy: parity:K (K = 2..4; trains a parity model per model, 1/K extra resources) "
+        "or none",
+    ),
+]
+SelectionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--selection",
+        help='model selection as JSON, e.g. \'{"policy": "exp3", "models": ["a", "b"]}\' '
+        "(exp3 | exp4 | single; eta, gamma, threshold, personalize, feedback_ttl_s)",
+    ),
+]
 COLUMNS = (
     "name",
     "default_latency_ms",
@@ -79,6 +95,29 @@ COLUMNS = (
     "criticality",
     "models",
 )
+
+
+def parse_redundancy(text: str) -> dict[str, Any]:
+    """`none` or `parity:K` as the API's redundancy object (the server checks K and the models)."""
+    if text == "none":
+        return {"kind": "none"}
+    kind, _, k = text.partition(":")
+    if kind != "parity" or not k.isdigit():
+        raise typer.BadParameter(f"--redundancy is 'none' or 'parity:K' (K = 2..4), not {text!r}")
+    return {"kind": "parity", "k": int(k)}
+
+
+def parse_selection(text: str) -> dict[str, Any]:
+    """The `--selection` JSON object as the API's selection (the server checks the policy and the models)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"--selection must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter(
+            '--selection must be a JSON object such as {"policy": "exp3", "models": [...]}'
+        )
+    return value
 
 
 def register(app: typer.Typer) -> None:
@@ -192,6 +231,8 @@ def update(
     lossy: LossyOption = None,
     criticality: CriticalityOption = None,
     warm_instances: WarmOption = None,
+    redundancy: RedundancyOption = None,
+    selection: SelectionOption = None,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
@@ -200,6 +241,10 @@ def update(
     body = _settings(latency_ms, min_accuracy, slo_policy, default_output, prefer, cache, lossy, criticality)
     if warm_instances is not None:
         body["warm_instances"] = warm_instances
+    if redundancy is not None:
+        body["redundancy"] = parse_redundancy(redundancy)
+    if selection is not None:
+        body["selection"] = parse_selection(selection)
     if not body:
         raise typer.BadParameter("nothing to change: give at least one option (see --help)")
     try:

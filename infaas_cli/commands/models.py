@@ -164,6 +164,37 @@ def show(
     print_result(model, as_json)
 
 
+@models.command("parity")
+def parity(
+    name: Annotated[str, typer.Argument(help="model name")],
+    url: UrlOption = None,
+    key: KeyOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The model's parity model (its app's redundancy is parity): training progress, last loss, and the
+    degraded-mode accuracy of reconstructed outputs next to the deployed model's."""
+    try:
+        with gateway_client(url, key) as client:
+            status = request_json(client, "GET", f"/v1/models/{name}/parity")
+    except CliError as exc:
+        fail(exc, as_json)
+    if as_json:
+        print_result(status, True)
+        return
+    last = status["losses"][-1][1] if status["losses"] else None
+    console.print(
+        f"parity model of [bold]{escape(name)}[/bold] (k={status['k']}): {status['state']}, "
+        f"step {status['steps_done']}/{status['steps_total']}"
+        + (f", loss {last:.4g}" if last is not None else "")
+        + (f" ({escape(status['reason'])})" if status["reason"] else "")
+    )
+    if status["degraded_score"] is not None:
+        console.print(
+            f"{status['metric']} on {status['holdout_rows']} held-out rows: deployed "
+            f"{status['deployed_score']:.3f}, reconstructed (degraded mode) {status['degraded_score']:.3f}"
+        )
+
+
 @models.command("variants")
 def variants(
     name: Annotated[str, typer.Argument(help="model name")],

@@ -14,19 +14,20 @@ from contextlib import asynccontextmanager
 import orjson
 import redis.asyncio as aioredis
 from fastapi import APIRouter, FastAPI, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from infaas.clients.artifacts import artifact_store
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.core.errors import InfaasError, NotFound, Unavailable
 from infaas.data import store
-from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.pulses import Pulse, PulseSender
 from infaas.http.app import install_common, settle_heap
 from infaas.metrics.buffer import flushing
 from infaas.policy.selection import WorkerView
-from infaas.runtimes.hardware import detect_hardware
+from infaas.runtimes.hardware import detect_hardware, served_hardware, usable_cores
+from infaas.runtimes.hardware import worker_id as make_worker_id
 from infaas.schemas.api import WorkerRegistration
 from infaas.schemas.variants import VariantProfile
 from services.executor import control, metrics
@@ -35,12 +36,16 @@ from services.executor.instance_state import Thresholds
 from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
 from services.executor.push import start_server
+from services.executor.serving import inline_threshold_ms
 
 log = logging.getLogger("infaas.executor")
 
 
 class LoadRequest(BaseModel):
     variant: str
+    slo_ms: float | None = Field(None, gt=0, le=3_600_000)
+    """The latency SLO of the model it serves, when the loader knows it: the instance's overload
+    threshold is then SERF's capacity under it (services/executor/instance_state.py)."""
 
 
 class InstanceOut(BaseModel):
@@ -67,12 +72,14 @@ async def load_instance(body: LoadRequest, request: Request) -> InstanceOut:
         raise NotFound(f"no profiled variant {body.variant!r}", variant=body.variant)
     profile = VariantProfile.from_json(orjson.loads(blob))
     try:
-        instance = await host.load(profile)
+        instance = await host.load(profile, slo_ms=body.slo_ms)
     except InfaasError:
         raise
     except Exception as exc:
         raise Unavailable(f"loading {profile.id} failed", reason=str(exc)[:300]) from exc
-    await request.app.state.beat()
+    # Schedulers re-read instances now: a query sent right after this answer finds the instance rather
+    # than cold-loading another elsewhere (their poll would see it only up to `snapshot_refresh_s` later).
+    await request.app.state.beat(changed=True)
     return InstanceOut(
         variant=profile.id,
         state=instance.state,
@@ -85,7 +92,7 @@ async def load_instance(body: LoadRequest, request: Request) -> InstanceOut:
 async def unload_instance(variant: str, request: Request) -> None:
     if not await _host(request).unload(variant):
         raise NotFound(f"no instance of {variant!r} on this worker", variant=variant)
-    await request.app.state.beat()
+    await request.app.state.beat(changed=True)
 
 
 @router.get("/instances", response_model=list[InstanceOut])
@@ -102,10 +109,24 @@ async def list_instances(request: Request) -> list[InstanceOut]:
     ]
 
 
+def worker_utilization(busy_s: float, elapsed_s: float, *, kind: str, cores: int) -> float:
+    """The share of a worker's capacity its instances kept busy: over the cores of a CPU worker, over
+    the one GPU of a CUDA worker (its instances take turns on it; counted over the host's cores, a
+    saturated GPU would look idle to the planner)."""
+    lanes = cores if kind == "cpu" else 1
+    return min(1.0, max(0.0, busy_s) / (max(elapsed_s, 1e-3) * lanes))
+
+
 def create_app(settings: Settings) -> FastAPI:
     hardware = detect_hardware()
-    memory = settings.worker_memory_bytes or hardware.memory_bytes
-    worker_id = f"cpu-{socket.gethostname()}-{settings.executor_port}"
+    served = served_hardware(
+        hardware,
+        requested=settings.executor_hardware,
+        device=settings.executor_device,
+        memory_bytes=settings.worker_memory_bytes,
+    )
+    memory = served.memory_bytes
+    worker_id = make_worker_id(served.kind, socket.gethostname(), settings.executor_port)
     url = settings.service_url("executor")
     incarnation = uuid.uuid4().hex[:12]  # tells this run from an earlier one under the same worker id
 
@@ -115,9 +136,12 @@ def create_app(settings: Settings) -> FastAPI:
         host = InstanceHost(
             worker_id=worker_id,
             redis=redis,
-            artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
+            artifacts=artifact_store(settings),
             default_budget_ms=settings.default_batch_budget_ms,
             max_queue_delay_ms=settings.max_queue_delay_ms,
+            inline_ms=inline_threshold_ms(settings.executor_inline_ms, usable_cores()),
+            hardware=served.kind,
+            device=served.device or 0,
         )
         registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
         app.state.host = host
@@ -135,21 +159,27 @@ def create_app(settings: Settings) -> FastAPI:
             interfere_enter=settings.interference_enter, interfere_exit=settings.interference_exit
         )
 
-        async def beat(tick: bool = False) -> None:
-            """Report load and instance states; `tick` closes each instance's observation window."""
-            changed = False
+        async def beat(tick: bool = False, changed: bool = False) -> None:
+            """Report load and instance states; `tick` closes each instance's observation window;
+            `changed`: an instance was loaded or unloaded, which schedulers learn of at once."""
             if tick:
                 for instance in host.instances.values():
                     before = instance.state
                     status = instance.monitor.tick(thresholds)
                     changed |= status.state != before
                     metrics.set_state(
-                        instance.profile.id, status.state, instance.in_flight, instance.aimd.limit()
+                        instance.profile.id,
+                        status.state,
+                        instance.in_flight,
+                        instance.aimd.limit(),
+                        instance.delay.ms,
                     )
             now = time.monotonic()
             busy = sum(i.busy_seconds for i in host.instances.values())
             elapsed = max(now - last["t"], 1e-3)
-            utilization = min(1.0, max(0.0, busy - last["busy"]) / (elapsed * hardware.cores))
+            utilization = worker_utilization(
+                busy - last["busy"], elapsed, kind=served.kind, cores=hardware.cores
+            )
             last.update(t=now, busy=busy)
             states = {
                 vid: {
@@ -157,6 +187,8 @@ def create_app(settings: Settings) -> FastAPI:
                     "reason": i.monitor.status.reason,
                     "pending": i.in_flight,
                     "batch_limit": i.aimd.limit(),
+                    "batch_delay_ms": i.delay.ms,
+                    "batch_delay": i.delay.reason,
                     # what the planner takes capacity from (infaas/policy/capacity.py)
                     "served": round(i.monitor.observed.served_rps, 1),
                     "mean_batch": round(i.monitor.observed.mean_batch, 2),
@@ -168,7 +200,7 @@ def create_app(settings: Settings) -> FastAPI:
             used = sum(i.profile.peak_memory_bytes for i in host.instances.values())
             view = WorkerView(
                 id=worker_id,
-                hardware="cpu",
+                hardware=served.kind,
                 url=url,
                 cores=hardware.cores,
                 memory_bytes=memory,
@@ -197,7 +229,7 @@ def create_app(settings: Settings) -> FastAPI:
                         await registry.register_worker(
                             WorkerRegistration(
                                 id=worker_id,
-                                hardware="cpu",
+                                hardware=served.kind,
                                 url=url,
                                 cores=hardware.cores,
                                 memory_bytes=memory,

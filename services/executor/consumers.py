@@ -14,10 +14,43 @@ from redis.exceptions import ResponseError
 from infaas.data import store
 from infaas.wire.frames import decode_frame
 from services.executor import metrics
+from services.executor.batching import Delay, batch_delay
 from services.executor.queries import Query, answer_on_connection, refuse
-from services.executor.serving import Instance, Worker, serve_queries
+from services.executor.serving import ROW_COUPLED_PRECISIONS, Instance, Worker, serve_queries
 
 log = logging.getLogger("infaas.executor")
+
+
+AUTO_DELAY_CAP_MS = 5.0
+"""The longest wait for batch mates an instance chooses by itself (`max_queue_delay_ms` unset)."""
+
+NO_DELAY = Delay(0.0, 1, "")
+
+
+def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: dict[str, object] | None) -> Delay:
+    """The wait for batch mates before the instance's next short batch: the configured one where
+    `max_queue_delay_ms` is set (0: never), else the instance's own choice (`batch_delay`), kept on the
+    instance for its heartbeat and metrics. `head` is the oldest waiting query's header (its budget)."""
+    configured = worker.max_queue_delay_ms
+    if configured is not None:
+        delay = (
+            Delay(configured, limit, f"max_queue_delay_ms is set to {configured:g}")
+            if configured > 0
+            else NO_DELAY
+        )
+    elif instance.profile.precision in ROW_COUPLED_PRECISIONS:
+        delay = Delay(0.0, 1, f"{instance.profile.precision} runs one query per batch")
+    else:
+        budget = head.get("budget_ms") if head is not None else None
+        delay = batch_delay(
+            instance.profile,
+            offered_rps=instance.monitor.offered_rps,
+            limit=limit,
+            budget_ms=float(budget) if isinstance(budget, int | float) else worker.default_budget_ms,
+            cap_ms=AUTO_DELAY_CAP_MS,
+        )
+    instance.delay = delay
+    return delay
 
 
 def refuse_inbox(worker: Worker, instance: Instance, reason: str) -> None:
@@ -27,8 +60,8 @@ def refuse_inbox(worker: Worker, instance: Instance, reason: str) -> None:
 
 
 async def consume_inbox(worker: Worker, instance: Instance) -> None:
-    """Serve pushed queries: everything waiting, up to the AIMD limit per batch; with a queue delay
-    set, a short batch waits briefly for company. Returns once draining and empty."""
+    """Serve pushed queries: everything waiting, up to the AIMD limit per batch; a short batch may
+    first wait briefly for company (`batch_delay_for`). Returns once draining and empty."""
     while True:
         if not instance.inbox:
             if instance.draining:
@@ -37,8 +70,9 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
             await instance.wake.wait()
             continue
         limit = instance.aimd.limit()
-        if worker.max_queue_delay_ms > 0 and sum(q.rows for q in instance.inbox) < limit:
-            await asyncio.sleep(worker.max_queue_delay_ms / 1000)
+        delay = batch_delay_for(worker, instance, limit, instance.inbox[0].header)
+        if delay.ms > 0 and sum(q.rows for q in instance.inbox) < delay.target_rows:
+            await asyncio.sleep(delay.ms / 1000)
         taken: list[Query] = []
         rows = 0
         while instance.inbox and (not taken or rows + instance.inbox[0].rows <= limit):
@@ -56,7 +90,7 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
 
 async def consume_stream(worker: Worker, instance: Instance) -> None:
     """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
-    pending before a restart. With a queue delay set, a short batch waits briefly for company."""
+    pending before a restart. A short batch may first wait briefly for company (`batch_delay_for`)."""
     stream = store.stream_key(instance.profile.id)
     cursor = "0"  # re-read entries delivered to this consumer before a restart
     while not instance.draining:
@@ -66,13 +100,15 @@ async def consume_stream(worker: Worker, instance: Instance) -> None:
                 store.STREAM_GROUP, worker.worker_id, {stream: cursor}, count=limit, block=1000
             )
             entries = reply[0][1] if reply else []
-            if cursor == ">" and entries and len(entries) < limit and worker.max_queue_delay_ms > 0:
+            delay = batch_delay_for(worker, instance, limit, None) if cursor == ">" and entries else NO_DELAY
+            if delay.ms > 0 and len(entries) < delay.target_rows:
+                # Stream entries are counted as queries here, not rows: reading them costs a decode.
                 more: Any = await worker.redis.xreadgroup(
                     store.STREAM_GROUP,
                     worker.worker_id,
                     {stream: ">"},
                     count=limit - len(entries),
-                    block=max(1, int(worker.max_queue_delay_ms)),
+                    block=max(1, round(delay.ms)),
                 )
                 entries += more[0][1] if more else []
         except asyncio.CancelledError:

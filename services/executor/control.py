@@ -120,7 +120,7 @@ async def drain_one(variant: str, request: Request) -> DrainedInstance:
         drained = await drain_instance(_host(request), variant, report=request.app.state.beat)
     finally:
         request.app.state.control["draining_instances"].discard(variant)
-    await request.app.state.beat()
+    await request.app.state.beat(changed=True)
     return drained
 
 

@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from infaas.core.aio import stop_tasks
+from infaas.core.errors import Conflict
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore
 from infaas.runtimes.engines import Runtime, runtime_for
@@ -41,18 +42,41 @@ class InstanceHost:
         redis: aioredis.Redis,
         artifacts: ArtifactStore,
         default_budget_ms: float = 20.0,
-        max_queue_delay_ms: float = 0.0,
+        max_queue_delay_ms: float | None = None,
+        inline_ms: float = 0.5,
+        hardware: str = "cpu",
+        device: int = 0,
     ) -> None:
         self.worker_id = worker_id
+        self.hardware = hardware
+        """The kind this worker serves; variants of another kind are refused (they would not load, or
+        would run on the wrong hardware with a profile that does not describe them)."""
+        self.device = device
+        """The GPU a CUDA worker's instances run on."""
         self.redis = redis
         self.artifacts = artifacts
         self.default_budget_ms = default_budget_ms
         self.max_queue_delay_ms = max_queue_delay_ms
+        self.inline_ms = inline_ms
         self.instances: dict[str, Instance] = {}
         self._loading: dict[str, asyncio.Future[Instance]] = {}
 
-    async def load(self, profile: VariantProfile) -> Instance:
-        """Load an instance (concurrent requests for the same variant share one load)."""
+    async def load(self, profile: VariantProfile, *, slo_ms: float | None = None) -> Instance:
+        """Load an instance (concurrent requests for the same variant share one load); `slo_ms`, when
+        the loader knows the model's SLO, sets the instance's overload threshold (kept when not given)."""
+        instance = await self._load_once(profile)
+        if slo_ms is not None:
+            instance.monitor.slo_ms = slo_ms
+        return instance
+
+    async def _load_once(self, profile: VariantProfile) -> Instance:
+        if profile.hardware != self.hardware:
+            raise Conflict(
+                f"variant {profile.id} runs on {profile.hardware}; this worker serves {self.hardware}",
+                variant=profile.id,
+                hardware=profile.hardware,
+                worker_hardware=self.hardware,
+            )
         existing = self.instances.get(profile.id)
         if existing is not None and existing.state != "failed":
             return existing  # loading, or busy (overloaded/interfered): one instance per variant here
@@ -84,7 +108,9 @@ class InstanceHost:
         self.instances[profile.id] = instance
         start = time.perf_counter()
         try:
-            runtime = runtime_for(profile, self.artifacts.path(profile.artifact_digest))
+            # off the event loop: on a machine with a cache of the repository, a first load downloads it
+            path = await asyncio.to_thread(self.artifacts.path, profile.artifact_digest)
+            runtime = runtime_for(profile, path, self.device)
             await asyncio.get_running_loop().run_in_executor(instance.pool, runtime.load)
             await self._first_run(instance, runtime)
             await self._ensure_group(profile.id)

@@ -104,11 +104,20 @@ def observe_query(variant: str, queue_s: float, *, ok: bool) -> None:
     BUFFER.inc(m.success if ok else m.run_errors)
 
 
-def set_state(variant: str, state: str, pending: int, batch_limit: int) -> None:
+BATCH_DELAY = Gauge(
+    "infaas_executor_batch_delay_ms",
+    "How long the instance's latest short batch could wait for batch mates (delayed batching)",
+    ["variant"],
+    multiprocess_mode="livemax",
+)
+
+
+def set_state(variant: str, state: str, pending: int, batch_limit: int, batch_delay_ms: float) -> None:
     for s in STATES:
         INSTANCE_STATE.labels(variant, s).set(1.0 if s == state else 0.0)
     PENDING.labels(variant).set(pending)
     BATCH_LIMIT.labels(variant).set(batch_limit)
+    BATCH_DELAY.labels(variant).set(batch_delay_ms)
 
 
 ORPHANS_CLAIMED = Counter(

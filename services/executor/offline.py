@@ -100,7 +100,8 @@ class OfflineRunner:
             self.sessions.move_to_end(profile.id)
             return runtime
         try:
-            runtime = runtime_for(profile, self.host.artifacts.path(profile.artifact_digest))
+            path = await asyncio.to_thread(self.host.artifacts.path, profile.artifact_digest)  # may download
+            runtime = runtime_for(profile, path, self.host.device)
             # Loaded on the low-priority thread, so the threads ONNX Runtime starts inherit its nice.
             await asyncio.get_running_loop().run_in_executor(self.pool, runtime.load)
         except Exception as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from infaas.runtimes.engines import Runtime
 from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import encode_frame
 from services.executor import metrics
-from services.executor.batching import AIMD, batches, run_chunked
+from services.executor.batching import AIMD, Delay, batches, run_chunked
 from services.executor.instance_state import InstanceMonitor
 from services.executor.queries import Query, Reply, enqueued_at
 
@@ -27,6 +28,16 @@ log = logging.getLogger("infaas.executor")
 
 INLINE_MS = 0.5
 """Batches whose profiled p99 is at most this run on the event loop instead of the instance's thread."""
+
+
+def inline_threshold_ms(configured: float | None, cores: int) -> float:
+    """Up to which profiled batch latency batches run on the event loop: as configured, else every
+    batch where this process may use one core only (a thread there buys no parallelism, only two
+    context switches per batch, each a wait for the core on a busy machine), else `INLINE_MS`."""
+    if configured is not None:
+        return configured
+    return math.inf if cores <= 1 else INLINE_MS
+
 
 ROW_COUPLED_PRECISIONS = frozenset({"int8-dynamic"})
 """Precisions whose answer for a row depends on the other rows it runs with: dynamic quantization
@@ -41,7 +52,9 @@ class Worker(Protocol):
     worker_id: str
     redis: aioredis.Redis
     default_budget_ms: float
-    max_queue_delay_ms: float
+    max_queue_delay_ms: float | None
+    inline_ms: float
+    """Batches whose profiled latency is at most this run on the event loop (`inline_threshold_ms`)."""
 
 
 @dataclass
@@ -61,6 +74,8 @@ class Instance:
     """Queries pushed over a connection (services/executor/push.py), waiting for the inbox consumer."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     inbox_task: asyncio.Task[None] | None = None
+    delay: Delay = field(default_factory=lambda: Delay(0.0, 1, "no batch yet"))
+    """The wait for batch mates chosen before its latest batch (services/executor/consumers.py)."""
 
     @property
     def state(self) -> str:
@@ -131,9 +146,9 @@ async def _run_batch(
     rows_total = sum(q.rows for q in batch)
     start = time.perf_counter()
     try:
-        if profile.latency_ms(rows_total) <= INLINE_MS:
-            # Handing a sub-half-millisecond run to a thread costs more than the run itself; the
-            # event loop is blocked for less than the hand-off would take.
+        if profile.latency_ms(rows_total) <= worker.inline_ms:
+            # Handing a short run to a thread costs more than the run itself (and on one core the
+            # thread only takes turns with the event loop): the loop is blocked for the run instead.
             outputs = run_chunked(runtime, merged, profile.max_batch)
         else:
             outputs = await asyncio.get_running_loop().run_in_executor(

@@ -11,10 +11,10 @@ import redis
 from celery import Celery
 from celery.signals import setup_logging
 
+from infaas.clients.artifacts import artifact_store
 from infaas.clients.executor import OfflineExecutorClient
 from infaas.core.config import Settings
 from infaas.core.logs import configure_worker_logging
-from infaas.data.artifacts import LocalArtifactStore
 from infaas.jobs.client import JobsClient
 from infaas.jobs.protocol import JOBS_QUEUE, RUN_CHUNK, make_jobs_celery
 from services.jobs.chunks import ChunkContext, run_chunk
@@ -31,7 +31,7 @@ def create_jobs_app(settings: Settings) -> Celery:
         executor=OfflineExecutorClient(
             internal_key=settings.internal_key, timeout_s=max(30.0, settings.job_chunk_lease_s)
         ),
-        artifacts=LocalArtifactStore(settings.resolved_artifact_dir),
+        artifacts=artifact_store(settings),
         redis=redis.Redis.from_url(settings.require_redis()),
         name=f"jobs@{socket.gethostname()}:{os.getpid()}",
         heartbeat_ttl_s=settings.heartbeat_ttl_s,

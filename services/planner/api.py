@@ -6,13 +6,15 @@ from __future__ import annotations
 import time
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from infaas.core.config import Settings
+from infaas.core.errors import Unavailable
 from infaas.data import store
 from infaas.schemas.api import INT64_MAX
 from infaas.schemas.events import EventPage
-from services.planner import metrics
+from infaas.schemas.pipelines import Pipeline
+from services.planner import metrics, pipelines
 from services.planner.event_log import EventLog
 from services.planner.policies.throttle import ThrottleDecision
 
@@ -67,4 +69,29 @@ async def throttle(request: Request) -> ThrottleView:
         reason=decision.reason,
         eligible=list(decision.eligible),
         workers=dict(decision.reasons),
+    )
+
+
+class PlanRequest(BaseModel):
+    rate_qps: float = Field(gt=0, le=1_000_000, allow_inf_nan=False, description="Arrival rate to plan for.")
+    cv: float = Field(1.0, gt=0, le=16, allow_inf_nan=False, description="CV of gamma inter-arrivals.")
+    apply: bool = Field(True, description="Load the planned instances (False: plan and store only).")
+
+
+@router.post("/internal/pipelines/{name}/plan", response_model=Pipeline)
+async def plan_pipeline(name: str, body: PlanRequest, request: Request) -> Pipeline:
+    """Plan a pipeline (InferLine's planner) for a rate, store the plan, and apply it."""
+    state = request.app.state
+    if not hasattr(state, "registry"):
+        raise Unavailable("the planner's control loops are not running here", pipeline=name)
+    return await pipelines.make_plan(
+        redis=state.redis,
+        registry=state.registry,
+        executors=state.executors,
+        events=state.events,
+        name=name,
+        rate_qps=body.rate_qps,
+        cv=body.cv,
+        heartbeat_ttl_s=state.settings.heartbeat_ttl_s,
+        apply=body.apply,
     )

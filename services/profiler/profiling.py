@@ -22,12 +22,15 @@ from infaas.schemas.variants import BatchLatency
 
 @dataclass(frozen=True)
 class ConcurrencyPoint:
-    """Latency of batch-1 requests when `concurrency` of them run at once on one instance (SERF)."""
+    """Latency of batch-1 requests when `concurrency` of them run at once on one instance (SERF):
+    `mean_ms` gives the service rate μ_i = 1000/mean_ms the queueing model needs."""
 
     concurrency: int
     p50_ms: float
     p99_ms: float
     qps: float
+    mean_ms: float
+    requests: int
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ def measure_session(
     seconds_per_point: float,
     min_iterations: int,
     max_concurrency: int = 1,
+    concurrency_requests: int = 10,
 ) -> SessionMeasurement:
     """Profile one session configuration on this machine; `factory` builds an unloaded runtime."""
     process = psutil.Process()
@@ -85,7 +89,7 @@ def measure_session(
             peak = max(peak, process.memory_info().rss)
         one = {name: _rows(x, 1) for name, x in inputs.items()}
         interference = tuple(
-            measure_concurrency(model, one, c, seconds_per_point) for c in range(1, max_concurrency + 1)
+            measure_concurrency(model, one, c, concurrency_requests) for c in range(1, max_concurrency + 1)
         )
     finally:
         model.unload()
@@ -100,23 +104,29 @@ def measure_session(
 
 
 def measure_concurrency(
-    model: Runtime, sample: dict[str, np.ndarray], concurrency: int, seconds: float
+    model: Runtime, sample: dict[str, np.ndarray], concurrency: int, requests: int
 ) -> ConcurrencyPoint:
-    """Run `concurrency` request loops at once for `seconds`; requests interfere through shared cores,
-    caches and memory bandwidth, which is what SERF's queueing model needs measured."""
+    """Run `concurrency` request loops at once, about `requests` timed requests in all (SERF profiles
+    ~10 per level: requests of one model are near-deterministic, so a few give the mean); requests
+    interfere through shared cores, caches and memory bandwidth, which is what the model needs."""
+    each = max(2, math.ceil(requests / concurrency))
     times: list[list[float]] = [[] for _ in range(concurrency)]
-    stop = time.perf_counter() + seconds
+    # Every loop warms up once, then all start together: the timed requests run `concurrency` at a time.
+    ready = threading.Barrier(concurrency + 1)
 
     def loop(out: list[float]) -> None:
-        while time.perf_counter() < stop or len(out) < 5:
+        model.run(sample)
+        ready.wait()
+        for _ in range(each):
             start = time.perf_counter()
             model.run(sample)
             out.append((time.perf_counter() - start) * 1000)
 
-    started = time.perf_counter()
     workers = [threading.Thread(target=loop, args=(t,)) for t in times]
     for w in workers:
         w.start()
+    ready.wait()
+    started = time.perf_counter()
     for w in workers:
         w.join()
     elapsed = time.perf_counter() - started
@@ -126,6 +136,8 @@ def measure_concurrency(
         p50_ms=round(float(np.percentile(flat, 50)), 4),
         p99_ms=round(float(np.percentile(flat, 99)), 4),
         qps=round(len(flat) / elapsed, 1),
+        mean_ms=round(float(flat.mean()), 4),
+        requests=len(flat),
     )
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import logging
+import subprocess
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,8 @@ from infaas.schemas.api import ConcurrencyPoint, LatencyPoint, ModelInternal, St
 from infaas.schemas.variants import variant_id
 from infaas.wire.tensors import Signature, validation_keys
 from services.profiler.generators import Candidate, SourceModel, registered_generators
-from services.profiler.profiling import SessionMeasurement, measure_session, saturation_qps
+from services.profiler.memory import MemoryMeasurement, ProbeSpec, measure_memory
+from services.profiler.profiling import SessionMeasurement, batch_sizes_up_to, measure_session, saturation_qps
 
 log = logging.getLogger("infaas.profiler")
 
@@ -255,7 +258,7 @@ def measure(
                     output_names=[s.name for s in signature.outputs],
                 )
 
-            measured = measure_session(
+            measured = measure_session(  # latency, accuracy, load time: in this process
                 factory,
                 threads=threads,
                 artifact_bytes=path.stat().st_size,
@@ -265,8 +268,25 @@ def measure(
                 seconds_per_point=settings.profile_seconds_per_point,
                 min_iterations=settings.profile_min_iterations,
                 max_concurrency=max(1, min(settings.profile_interference_max, usable_cores())),
+                concurrency_requests=settings.profile_concurrency_requests,
             )
-            reports = [_profiled(v, measured, settings) for v in group]
+            memory = _measure_memory(
+                ProbeSpec(
+                    path=str(path),
+                    runtime=runtime,
+                    hardware=hardware,
+                    threads=threads,
+                    optimization=optimization,
+                    provider=provider,
+                    precision=precision,
+                    input_names=[s.name for s in signature.inputs],
+                    output_names=[s.name for s in signature.outputs],
+                ),
+                inputs,
+                largest=max(v.max_batch for v in group),
+                floor=path.stat().st_size,
+            )
+            reports = [_profiled(v, measured, settings, memory) for v in group]
         except Exception as exc:  # one bad configuration must not sink the other variants
             if not artifacts.exists(digest):  # the model was deleted under us: the task abandons it
                 raise
@@ -279,8 +299,25 @@ def measure(
     return done
 
 
-def _profiled(v: VariantReport, m: SessionMeasurement, settings: Settings) -> VariantReport:
+def _measure_memory(
+    spec: ProbeSpec, inputs: dict[str, np.ndarray], *, largest: int, floor: int
+) -> MemoryMeasurement | None:
+    """The variant's memory from a fresh process (services/profiler/memory.py), at least its artifact's
+    size; None, and the in-process RSS growth stands, when the probe fails (said in the log)."""
+    try:
+        memory = measure_memory(spec, inputs, batch_sizes_up_to(largest))
+    except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        log.warning("memory probe of %s failed, keeping the in-process estimate: %s", spec.path, exc)
+        return None
+    by_batch = {b: max(v, floor) for b, v in memory.by_batch.items()}
+    return replace(memory, peak_bytes=max(by_batch.values()), by_batch=by_batch)
+
+
+def _profiled(
+    v: VariantReport, m: SessionMeasurement, settings: Settings, memory: MemoryMeasurement | None = None
+) -> VariantReport:
     points = tuple(p for p in m.latencies if p.batch <= v.max_batch)
+    by_batch = memory.by_batch if memory is not None else {}
     qps = round(saturation_qps(points, v.max_batch), 1)
     per_s = settings.prices.per_second(v.hardware, v.threads)
     return v.model_copy(
@@ -289,11 +326,26 @@ def _profiled(v: VariantReport, m: SessionMeasurement, settings: Settings) -> Va
             "status_reason": None,
             "accuracy": round(m.accuracy, 6),
             "load_ms": round(m.load_ms, 3),
-            "latency": [LatencyPoint(batch=p.batch, p50_ms=p.p50_ms, p99_ms=p.p99_ms) for p in points],
+            "latency": [
+                LatencyPoint(
+                    batch=p.batch, p50_ms=p.p50_ms, p99_ms=p.p99_ms, memory_bytes=by_batch.get(p.batch)
+                )
+                for p in points
+            ],
             "saturation_qps": qps,
-            "peak_memory_bytes": m.peak_memory_bytes,
+            # What this variant's largest batch needs, not the largest of its session's siblings.
+            "peak_memory_bytes": max(
+                (b for size, b in by_batch.items() if size <= v.max_batch), default=m.peak_memory_bytes
+            ),
             "interference": [
-                ConcurrencyPoint(concurrency=c.concurrency, p50_ms=c.p50_ms, p99_ms=c.p99_ms, qps=c.qps)
+                ConcurrencyPoint(
+                    concurrency=c.concurrency,
+                    p50_ms=c.p50_ms,
+                    p99_ms=c.p99_ms,
+                    qps=c.qps,
+                    mean_ms=c.mean_ms,
+                    requests=c.requests,
+                )
                 for c in m.interference
             ],
             "cost_per_s": per_s,

@@ -20,10 +20,12 @@ from celery import Celery
 from celery.signals import setup_logging, worker_ready, worker_shutting_down
 from prometheus_client import Counter, Histogram
 
+from infaas.clients.artifacts import artifact_store
 from infaas.clients.profiler import (
     PROFILE_MODEL,
     PROFILE_VARIANTS,
     PROFILER_TTL_S,
+    TRAIN_PARITY,
     ProfileLease,
     make_celery,
     profile_queue,
@@ -33,12 +35,11 @@ from infaas.core.config import Settings
 from infaas.core.errors import Conflict, NotFound
 from infaas.core.logs import configure_worker_logging
 from infaas.data import store
-from infaas.data.artifacts import LocalArtifactStore
 from infaas.metrics.exposition import collector_registry
 from infaas.metrics.keyed_server import start_keyed_metrics_server
 from infaas.runtimes.hardware import detect_hardware
 from infaas.schemas.api import StatusUpdate, VariantReport
-from services.profiler import service
+from services.profiler import parity_job, service
 from services.profiler.leases import LeaseKeeper
 
 log = logging.getLogger("infaas.profiler")
@@ -55,7 +56,8 @@ PROFILE_SECONDS = Histogram(
 
 
 def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
-    """The Celery app with the two profiling tasks; `name` is this worker's id in its leases."""
+    """The Celery app with the two profiling tasks and the parity training; `name` is this worker's id in
+    its leases."""
     celery = make_celery(settings.require_redis())
     r = redis.Redis.from_url(settings.require_redis())
 
@@ -110,7 +112,7 @@ def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
             PROFILE_SECONDS.labels(hardware).observe(time.perf_counter() - start)
             registry.close()
 
-    artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
+    artifacts = artifact_store(settings)
 
     # `attempt` defaults to 0 for tasks sent before attempts existed (models migrated with attempt 0).
     @celery.task(name=PROFILE_MODEL, max_retries=0)  # type: ignore[untyped-decorator]
@@ -145,6 +147,20 @@ def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
                 model_id, hardware, registry=registry, artifacts=artifacts, settings=settings, attempt=attempt
             ),
         )
+
+    @celery.task(name=TRAIN_PARITY, max_retries=0)  # type: ignore[untyped-decorator]
+    def train_parity_task(model_id: int, k: int, generation: int) -> str:
+        """Train a model's parity model (ParM); on the solo pool it never runs beside a profile."""
+        registry = RegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
+        try:
+            return parity_job.train_for_model(
+                model_id, k, generation, registry=registry, artifacts=artifacts, settings=settings
+            ).state
+        except (Conflict, NotFound) as exc:  # superseded, or the model deleted: nothing left to report
+            log.info("parity training of model %s dropped: %s", model_id, exc)
+            return "dropped"
+        finally:
+            registry.close()
 
     return celery
 

@@ -33,10 +33,32 @@ from infaas.schemas.api import (
     Worker,
     WorkerRegistration,
 )
+from infaas.schemas.capacity import CapacityQuery, VariantCapacity
+from infaas.schemas.parity import ParityReport, ParityStatus, Redundancy
+from infaas.schemas.pipelines import Pipeline, PipelineCreate, PipelinePlan
+from infaas.schemas.selection import Selection
 from infaas.wire.archives import check_npz_bounds
-from services.registry import profile_attempts, profile_reports, service, variant_query, views
+from services.registry import (
+    capacity,
+    parity,
+    parity_publish,
+    pipelines,
+    profile_attempts,
+    profile_reports,
+    service,
+    variant_query,
+    views,
+)
 from services.registry import repository as repo
-from services.registry.deps import ArtifactsDep, PrincipalDep, QueueDep, RedisDep, SessionDep, SettingsDep
+from services.registry.deps import (
+    ArtifactsDep,
+    ParityQueueDep,
+    PrincipalDep,
+    QueueDep,
+    RedisDep,
+    SessionDep,
+    SettingsDep,
+)
 
 public = APIRouter(prefix="/v1")
 internal = APIRouter(prefix="/internal", include_in_schema=False)
@@ -77,8 +99,16 @@ def _read_capped(upload: UploadFile, limit: int, what: str) -> bytes:
 
 
 @public.patch("/apps/{app}", response_model=App)
-def update_app(app: str, body: AppUpdate, session: SessionDep, principal: PrincipalDep) -> App:
-    row = service.update_app(session, principal, app, body)
+def update_app(
+    app: str,
+    body: AppUpdate,
+    session: SessionDep,
+    principal: PrincipalDep,
+    artifacts: ArtifactsDep,
+    queue: ParityQueueDep,
+    r: RedisDep,
+) -> App:
+    row = service.update_app(session, principal, app, body, artifacts=artifacts, parity_queue=queue, r=r)
     keys = repo.keys_by_app(session).get(row.id, [])
     return views.app_view(row, repo.model_names_by_app(session).get(row.id, []), keys)
 
@@ -90,6 +120,7 @@ def register_model(
     settings: SettingsDep,
     artifacts: ArtifactsDep,
     queue: QueueDep,
+    parity_queue: ParityQueueDep,
     file: Annotated[UploadFile, File(description="The model: an ONNX file.")],
     validation: Annotated[UploadFile, File(description="Validation set: .npz with arrays x and y.")],
     metadata: Annotated[str, Form(description='JSON: {"name", "app", "task"}')],
@@ -104,7 +135,9 @@ def register_model(
     check_npz_bounds(
         validation_bytes, max_expanded_bytes=settings.max_validation_expanded_bytes, what="the validation set"
     )
-    row = service.register_model(session, artifacts, queue, principal, meta, model_bytes, validation_bytes)
+    row = service.register_model(
+        session, artifacts, queue, principal, meta, model_bytes, validation_bytes, parity_queue=parity_queue
+    )
     (view,) = views.model_views(session, [row])
     return ModelAccepted(**view.model_dump(), status_url=f"/v1/models/{row.name}")
 
@@ -122,6 +155,12 @@ def get_model(name: str, session: SessionDep, principal: PrincipalDep) -> Model:
     return views.model_views(session, [service.model_row(session, principal, name)])[0]
 
 
+@public.get("/models/{name}/parity", response_model=ParityStatus)
+def parity_status(name: str, session: SessionDep, principal: PrincipalDep) -> ParityStatus:
+    """The model's parity model: training progress, loss curve and degraded-mode score; 404 without one."""
+    return parity.status(session, service.model_row(session, principal, name))
+
+
 @public.get("/models/{name}/variants", response_model=list[Variant])
 def list_variants(
     name: str, session: SessionDep, principal: PrincipalDep, q: Annotated[VariantFilter, Query()]
@@ -129,6 +168,25 @@ def list_variants(
     row = service.model_row(session, principal, name)
     query = variant_query.VariantQuery(**q.model_dump())
     return [views.variant_view(v, name) for v in variant_query.select(repo.variants(session, row.id), query)]
+
+
+@public.get("/models/{name}/variants/{variant_id}/capacity", response_model=VariantCapacity)
+def variant_capacity(
+    name: str,
+    variant_id: str,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    q: Annotated[CapacityQuery, Query()],
+) -> VariantCapacity:
+    """Predicted mean latency against arrival rate for each concurrency 1..c (SERF's M/D_interf/c over
+    the profiled service rates), beside the measured points; 404 for an unknown model or variant, 409
+    while the variant has no concurrency profile."""
+    row = service.model_row(session, principal, name)
+    variant = next((v for v in repo.variants(session, row.id) if v.id == variant_id), None)
+    if variant is None:
+        raise NotFound(f"model {name} has no variant {variant_id}")
+    return capacity.variant_capacity(variant, name, slo_ms=q.slo_ms, points=q.points, prices=settings.prices)
 
 
 @public.post("/models/{name}/profile", status_code=202, response_model=Model)
@@ -153,6 +211,29 @@ def delete_model(
     name: str, session: SessionDep, principal: PrincipalDep, r: RedisDep, artifacts: ArtifactsDep
 ) -> Response:
     service.delete_model(session, r, artifacts, principal, name)
+    return Response(status_code=204)
+
+
+@public.post("/pipelines", status_code=201, response_model=Pipeline)
+def create_pipeline(body: PipelineCreate, session: SessionDep, principal: PrincipalDep) -> Pipeline:
+    """Register a pipeline; its graph is checked against the stages' model signatures (422 naming
+    the problem, nothing stored)."""
+    return pipelines.view(session, pipelines.create(session, principal, body))
+
+
+@public.get("/pipelines", response_model=list[Pipeline])
+def list_pipelines(session: SessionDep, principal: PrincipalDep) -> list[Pipeline]:
+    return [pipelines.view(session, row) for row in pipelines.rows(session, principal)]
+
+
+@public.get("/pipelines/{name}", response_model=Pipeline)
+def get_pipeline(name: str, session: SessionDep, principal: PrincipalDep) -> Pipeline:
+    return pipelines.view(session, pipelines.row_for(session, principal, name))
+
+
+@public.delete("/pipelines/{name}", status_code=204)
+def delete_pipeline(name: str, session: SessionDep, principal: PrincipalDep) -> Response:
+    pipelines.delete(session, principal, name)
     return Response(status_code=204)
 
 
@@ -203,6 +284,16 @@ def model_by_name(name: str, session: SessionDep) -> ModelInternal:
     return views.model_internal(row, _app_name(session, row.app_id))
 
 
+@internal.get("/pipelines/{name}", response_model=Pipeline)
+def pipeline_internal(name: str, session: SessionDep) -> Pipeline:
+    return pipelines.view(session, pipelines.internal_row(session, name))
+
+
+@internal.put("/pipelines/{name}/plan", response_model=Pipeline)
+def set_pipeline_plan(name: str, body: PipelinePlan, session: SessionDep) -> Pipeline:
+    return pipelines.view(session, pipelines.set_plan(session, name, body))
+
+
 @internal.get("/apps/{app}", response_model=AppInternal)
 def app_internal(app: str, session: SessionDep) -> AppInternal:
     row = repo.app_by_name(session, app)
@@ -219,6 +310,8 @@ def app_internal(app: str, session: SessionDep) -> AppInternal:
         lossy=row.lossy,
         criticality=row.criticality,
         warm_instances=row.warm_instances,
+        redundancy=Redundancy.model_validate(row.redundancy),
+        selection=Selection.model_validate(row.selection),
         models=[views.model_internal(m, app) for m in repo.models(session, app_id=row.id)],
     )
 
@@ -254,6 +347,7 @@ def report_variants(
     attempt: AttemptQuery = None,
 ) -> Response:
     profile_reports.report_variants(session, r, model_id, body, attempt=attempt)
+    parity_publish.publish(session, r, model_id)  # a parity model trained before its model was profiled
     return Response(status_code=204)
 
 
@@ -268,6 +362,16 @@ def claim_profile(
     """A profiler takes an attempt (no `worker`: the attempt waits in that hardware's queue); 409 when
     the attempt is stale or over, 404 when the model is gone."""
     profile_attempts.claim(session, model_id, attempt=attempt, hardware=hardware, worker=worker)
+    return Response(status_code=204)
+
+
+@internal.put("/models/{model_id}/parity", status_code=204)
+def report_parity(model_id: ModelId, body: ParityReport, session: SessionDep, r: RedisDep) -> Response:
+    """A parity training's progress or result (409 from a superseded training); a trained parity model
+    is published as its model's hidden parity variant."""
+    parity.report(session, model_id, body)
+    if body.state == "ready":
+        parity_publish.publish(session, r, model_id)
     return Response(status_code=204)
 
 

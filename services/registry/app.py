@@ -10,7 +10,7 @@ import redis
 from celery import Celery
 from fastapi import FastAPI
 
-from infaas.clients.profiler import PROFILE_MODEL, make_celery, profile_queue
+from infaas.clients.profiler import PROFILE_MODEL, TRAIN_PARITY, make_celery, profile_queue
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.data.artifacts import LocalArtifactStore
@@ -18,6 +18,8 @@ from infaas.data.db import make_engine, make_sessionmaker
 from infaas.http.app import install_common
 from services.registry import republish, service
 from services.registry.api import internal, public
+from services.registry.artifacts_api import router as artifacts_router
+from services.registry.heads import router as heads_router
 from services.registry.jobs.api import router as jobs_router
 from services.registry.profile_sweeper import ProfileSweeper, recovery_config
 
@@ -33,6 +35,16 @@ class CeleryProfileQueue:
             PROFILE_MODEL,
             args=[model_id, attempt],
             queue=profile_queue(hardware),
+            retry=True,
+            retry_policy={"max_retries": 2, "interval_start": 0.2},
+        )
+
+    def enqueue_parity(self, model_id: int, k: int, generation: int) -> None:
+        """A parity training runs on the CPU profiler's queue: it trains on the CPU, like profiling."""
+        self.celery.send_task(
+            TRAIN_PARITY,
+            args=[model_id, k, generation],
+            queue=profile_queue("cpu"),
             retry=True,
             retry_policy={"max_retries": 2, "interval_start": 0.2},
         )
@@ -67,5 +79,7 @@ def create_app(settings: Settings) -> FastAPI:
     install_common(app, service="registry", internal_key=settings.internal_key)
     app.include_router(public)
     app.include_router(internal)
+    app.include_router(artifacts_router)
+    app.include_router(heads_router)
     app.include_router(jobs_router)
     return app

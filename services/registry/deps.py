@@ -13,6 +13,7 @@ from infaas.core.config import Settings
 from infaas.core.errors import Unauthorized
 from infaas.data.artifacts import ArtifactStore
 from infaas.schemas.api import Principal
+from services.registry.parity import ParityQueue
 from services.registry.profile_attempts import ProfileQueue
 
 
@@ -60,3 +61,11 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 RedisDep = Annotated[redis.Redis, Depends(_redis)]
 ArtifactsDep = Annotated[ArtifactStore, Depends(_artifacts)]
 QueueDep = Annotated[ProfileQueue, Depends(_queue)]
+
+
+def _parity_queue(request: Request) -> ParityQueue:
+    queue: ParityQueue = request.app.state.profile_queue
+    return queue
+
+
+ParityQueueDep = Annotated[ParityQueue, Depends(_parity_queue)]

@@ -137,7 +137,9 @@ def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
         artifact_digest=v.artifact_digest,
         accuracy=float(v.accuracy or 0.0),
         load_ms=float(v.load_ms or 0.0),
-        latencies=tuple(BatchLatency(**p) for p in (v.latency or [])),
+        latencies=tuple(
+            BatchLatency(batch=p["batch"], p50_ms=p["p50_ms"], p99_ms=p["p99_ms"]) for p in (v.latency or [])
+        ),
         saturation_qps=float(v.saturation_qps or 0.0),
         peak_memory_bytes=int(v.peak_memory_bytes or 0),
         provider=v.provider,

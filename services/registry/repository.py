@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from infaas.data.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow
+from infaas.data.db import ApiKeyRow, AppRow, ModelRow, PipelineRow, VariantRow, WorkerRow
 
 
 def app_by_name(session: Session, name: str) -> AppRow | None:
@@ -106,3 +106,9 @@ def workers(session: Session) -> list[WorkerRow]:
 def models_in_profiling(session: Session) -> list[ModelRow]:
     """Models queued or being profiled (what the lease sweeper watches)."""
     return list(session.scalars(select(ModelRow).where(ModelRow.status.in_(("registered", "profiling")))))
+
+
+def pipelines_using(session: Session, model: ModelRow) -> list[str]:
+    """Names of the pipelines with a stage on `model` (a model in use is not deleted under them)."""
+    found = session.scalars(select(PipelineRow).where(PipelineRow.app_id == model.app_id))
+    return [p.name for p in found if any(s["model"] == model.name for s in p.spec["stages"])]

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from infaas.data import store
 from infaas.data.events import record_event
+from services.registry import parity_publish
 from services.registry import repository as repo
 from services.registry.profile_reports import to_profile
 
@@ -46,6 +47,7 @@ def republish(session: Session, r: redis.Redis) -> Publication:
     ready = repo.ready_variants(session)
     profiles = [to_profile(v, m, a) for v, m, a in ready]
     store.publish_variants(r, profiles, complete=True)
+    parity_publish.publish_all(session, r)  # the hidden parity variants, which the sentinel does not cover
     session.rollback()  # end the read's transaction: the check below must see what committed since
     still = {v.id for v, _, _ in repo.ready_variants(session)}
     for p in profiles:

@@ -22,7 +22,7 @@ from infaas.core.errors import (
 )
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore, digest_of
-from infaas.data.db import ApiKeyRow, AppRow, ModelRow, VariantRow, WorkerRow, utcnow
+from infaas.data.db import ApiKeyRow, AppRow, ModelRow, ParityModelRow, VariantRow, WorkerRow, utcnow
 from infaas.runtimes.hardware import KINDS
 from infaas.schemas.api import (
     AppCreate,
@@ -34,7 +34,9 @@ from infaas.schemas.api import (
     StatusUpdate,
     WorkerRegistration,
 )
-from services.registry import intake, profile_attempts
+from infaas.schemas.parity import Redundancy
+from infaas.schemas.selection import Selection
+from services.registry import intake, parity, parity_publish, profile_attempts, selection
 from services.registry import repository as repo
 from services.registry.profile_attempts import ProfileQueue
 
@@ -122,12 +124,25 @@ def register_model(
     meta: ModelMetadata,
     model_bytes: bytes,
     validation_bytes: bytes,
+    *,
+    parity_queue: parity.ParityQueue | None = None,
 ) -> ModelRow:
-    """Validate, store, record and enqueue profiling; on any failure nothing stays behind."""
+    """Validate, store, record and enqueue profiling (and, in an app with parity redundancy, the parity
+    training); on any failure nothing stays behind. An app with parity redundancy takes only models
+    that can have a parity model (422 naming why)."""
     app = app_for(session, principal, meta.app)
     if repo.model_by_name(session, meta.name) is not None:
         raise Conflict(f"model {meta.name!r} already exists", model=meta.name)
     checked = intake.check_upload(model_bytes, validation_bytes, meta.task)
+    redundancy = Redundancy.model_validate(app.redundancy)
+    if redundancy.kind == "parity":
+        why = parity.ineligible_upload(meta.task, checked.signature, checked.onnx_bytes)
+        if why is not None:
+            raise InvalidInput(
+                f"app {app.name!r} has parity redundancy, and model {meta.name!r} cannot have a parity "
+                f"model: {why}",
+                model=meta.name,
+            )
 
     created: list[str] = []
     artifact_digest = _put_new(artifacts, checked.model_bytes, created)
@@ -165,6 +180,8 @@ def register_model(
         raise Unavailable(
             "profiling could not be queued; nothing was registered", reason=type(exc).__name__
         ) from exc
+    if redundancy.kind == "parity" and parity_queue is not None:
+        parity.start(session, app, redundancy, parity_queue, artifacts)  # the new model's parity training
     return row
 
 
@@ -206,11 +223,21 @@ def delete_model(
     session: Session, r: redis.Redis, artifacts: ArtifactStore, principal: Principal, name: str
 ) -> None:
     row = model_row(session, principal, name)
+    in_use = repo.pipelines_using(session, row)
+    if in_use:
+        raise Conflict(
+            f"model {name!r} is a stage of pipelines {in_use}: delete those first", pipelines=in_use
+        )
     app = session.get(AppRow, row.app_id)
     variant_rows = repo.variants(session, row.id)
     digests = {row.artifact_digest, row.validation_digest, *(v.artifact_digest for v in variant_rows)}
+    parity_row = session.get(ParityModelRow, row.id)
+    if parity_row is not None and parity_row.artifact_digest:
+        digests.add(parity_row.artifact_digest)
     vids = [v.id for v in variant_rows]
-    # Explicit statements, children first: the ORM has no relationship to order the two deletes.
+    parity_publish.withdraw(r, name, parity_row)
+    # Explicit statements, children first: the ORM has no relationship to order the deletes.
+    session.execute(delete(ParityModelRow).where(ParityModelRow.model_id == row.id))
     session.execute(delete(VariantRow).where(VariantRow.model_id == row.id))
     session.execute(delete(ModelRow).where(ModelRow.id == row.id))
     session.commit()
@@ -264,15 +291,38 @@ def hardware_kinds(
     return out
 
 
-def update_app(session: Session, principal: Principal, name: str, body: AppUpdate) -> AppRow:
-    """Change an app's defaults and policies (its own key or the admin key)."""
+def update_app(
+    session: Session,
+    principal: Principal,
+    name: str,
+    body: AppUpdate,
+    *,
+    artifacts: ArtifactStore,
+    parity_queue: parity.ParityQueue,
+    r: redis.Redis | None = None,
+) -> AppRow:
+    """Change an app's defaults and policies (its own key or the admin key). Turning parity redundancy on
+    is refused (422, nothing changed) when a model cannot have a parity model, and queues the trainings."""
     app = app_for(session, principal, name)
     changes = body.model_dump(exclude_unset=True)
     policy = changes.get("slo_policy", app.slo_policy)
     output = changes.get("default_output", app.default_output)
     if policy == "default" and not output:
         raise InvalidInput("slo_policy 'default' needs default_output")
+    if body.redundancy is not None:
+        parity.check(session, app, body.redundancy, artifacts)
+    if body.selection is not None:
+        selection.check(session, app, body.selection, default_output=output)
+    elif "default_output" in changes and not output and Selection.model_validate(app.selection).threshold:
+        raise InvalidInput("the app's selection threshold needs a default_output", field="default_output")
+    if body.redundancy is not None and r is not None:
+        # Checked: the published parity variants stop serving before the app's change is committed.
+        for model in repo.models(session, app_id=app.id):
+            if body.redundancy.k != app.redundancy.get("k") or body.redundancy.kind == "none":
+                parity_publish.withdraw(r, model.name, session.get(ParityModelRow, model.id))
     for field, value in changes.items():
         setattr(app, field, value)
     session.commit()
+    if body.redundancy is not None:
+        parity.start(session, app, body.redundancy, parity_queue, artifacts)
     return app

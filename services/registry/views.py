@@ -19,6 +19,8 @@ from infaas.schemas.api import (
     VariantProgress,
     VariantReport,
 )
+from infaas.schemas.parity import Redundancy
+from infaas.schemas.selection import Selection
 from services.registry import repository as repo
 
 
@@ -35,6 +37,8 @@ def app_view(row: AppRow, models: list[str], keys: list[ApiKeyRow] | None = None
         lossy=row.lossy,
         criticality=row.criticality,
         warm_instances=row.warm_instances,
+        redundancy=Redundancy.model_validate(row.redundancy),
+        selection=Selection.model_validate(row.selection),
         created_at=row.created_at,
         models=models,
     )
@@ -121,4 +125,5 @@ def model_internal(row: ModelRow, app: str) -> ModelInternal:
         validation_digest=row.validation_digest,
         signature=row.signature,
         reference_accuracy=row.reference_accuracy,
+        task=row.task,
     )

@@ -45,6 +45,7 @@ from services.scheduler.failovers import FailoverMarks
 from services.scheduler.failures import Failover
 from services.scheduler.gate import AdmissionGate
 from services.scheduler.loads import ColdLoads
+from services.scheduler.parity import ParityCoder
 from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
 from services.scheduler.push import WorkerLost
 from services.scheduler.replies import Replies
@@ -71,6 +72,7 @@ class Dispatcher:
         self.sender = Sender(redis=redis, snapshot=snapshot, replies=self.replies, settings=settings)
         self.failover = Failover(redis=redis, snapshot=snapshot, sender=self.sender, replies=self.replies)
         self.loads = ColdLoads(snapshot=snapshot, executors=executors)
+        self.parity = ParityCoder(snapshot=snapshot, sender=self.sender, timeout_s=settings.query_timeout_s)
         self.demand = DemandCounter()
         self.failovers = FailoverMarks()
         self._rows_in_flight: Counter[str] = Counter()  # per variant
@@ -96,6 +98,7 @@ class Dispatcher:
         if self.sender.push is not None:
             await self.sender.push.aclose()
         await self.sender.enqueuer.aclose()
+        await self.parity.aclose()
         await stop_tasks(self._listener, self._counting)
         await self.failover.aclose()
 
@@ -223,6 +226,10 @@ class Dispatcher:
             loaded_now = False
             if decision.action == "load":
                 loaded_now = await self.loads.ensure(decision, pinned=query.variant is not None)
+            parity = self.snapshot.parity.get(variant.model) if self.snapshot.parity else None
+            if parity is not None and query.variant is None:  # its app has parity redundancy
+                run = self._run(decision, query, rows, arrived, key, loaded_now, prediction)
+                return await self.parity.serve(parity, decision, query, arrived, lambda: run)
             return await self._run(decision, query, rows, arrived, key, loaded_now, prediction)
         finally:
             self._app_in_flight[app] -= 1

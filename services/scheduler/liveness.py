@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from infaas.policy.failure_detection import unseen_for_ttl
 from infaas.policy.selection import InstanceView, WorkerView
 
 
@@ -58,7 +59,7 @@ def merge(
     for wid, seen in known.items():
         if wid in table:
             continue
-        if wid not in departed and now - max(seen.at, reachable_since) < ttl_s:
+        if wid not in departed and not unseen_for_ttl(seen.at, reachable_since, now, ttl_s):
             table[wid] = seen
             kept.append(wid)
         else:

@@ -55,3 +55,13 @@ TAKEN_BACK = Counter(
     "infaas_scheduler_taken_back_total",
     "Stream entries taken back from a failed worker that no other worker of the variant could claim",
 )
+PARITY = Counter(
+    "infaas_scheduler_parity_total",
+    "Queries of models with a parity model (ParM), by what became of them: coded (in a full coding "
+    "group with a parity query sent), uncoded (their group did not fill within the bound, or no parity "
+    "instance was active), reconstructed (answered by decoding the parity output before their own)",
+    ["outcome"],
+)
+PARITY_QUERIES = Counter(
+    "infaas_scheduler_parity_queries_total", "Parity queries sent to parity models, by outcome", ["outcome"]
+)

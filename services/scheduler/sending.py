@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,11 @@ from services.scheduler.enqueue import StreamEnqueuer
 from services.scheduler.push import PushPool, WorkerLost
 from services.scheduler.replies import Replies
 from services.scheduler.snapshot import SnapshotCache
+
+SPREAD: ContextVar[set[str] | None] = ContextVar("spread", default=None)
+"""Set by the parity coder (`parity.py`) around a coded query's own dispatch: the push addresses its
+coding group's members went to. A group's members must go to different workers where there are several:
+on one worker, a pause there holds the member and the partners its reconstruction needs."""
 
 
 class Sender:
@@ -58,6 +64,11 @@ class Sender:
         if len(workers) == 1:
             return workers[0]
         push = self.push
+        spread = SPREAD.get()
+        if spread is not None:  # a coded query: away from its coding group's other members
+            chosen = min(workers, key=lambda w: (w.push in spread, push.in_flight(w.push)))
+            spread.add(chosen.push)
+            return chosen
         return min(workers, key=lambda w: push.in_flight(w.push))
 
     async def send(

@@ -44,6 +44,8 @@ class SnapshotCache:
         self.by_model: dict[str, CandidateIndex] = {}
         self.by_app_signature: dict[tuple[str, str], CandidateIndex] = {}
         self._pinned: dict[str, CandidateIndex] = {}
+        self.parity: dict[str, VariantProfile] = {}
+        """Per model, its published parity model (hidden from selection; services/scheduler/parity.py)."""
         self.serving: dict[str, tuple[WorkerView, ...]] = {}
         """Per variant, the workers with an active instance of it that take pushed queries."""
         self._unreachable: dict[str, float] = {}  # push address -> until when it is left out
@@ -56,6 +58,7 @@ class SnapshotCache:
     async def refresh_variants(self) -> None:
         lost = self._published is not None and await self.redis.get(store.PUBLISHED) is None
         variants = await store.read_variants(self.redis)
+        self.parity = await store.read_parity_variants(self.redis)
         if lost:
             # Redis lost the registry's publication (it republishes within a second or two): what it
             # holds now is a part at best, so keep what was known and add to it until then.

@@ -222,7 +222,7 @@ def test_bad_queries_are_refused_with_the_protocols_error_shape(
         ("shop", [tensor(x, binary=True)], {"max_cost": -1}, "422", "max_cost must be a number >= 0"),
         ("shop", [tensor(x, binary=True)], {"variant": "x"}, "422", "named-model query only"),
         ("small", [tensor(x, binary=True)], {"min_accuracy": 2}, "422", "min_accuracy"),
-        ("nobody", [tensor(x, binary=True)], None, "404", "no model or app named 'nobody'"),
+        ("nobody", [tensor(x, binary=True)], None, "404", "no model, app or pipeline named 'nobody'"),
     ]
     for target, inputs, params, status, message in cases:
         error = server_error(

@@ -155,8 +155,9 @@ def test_redis_restarted_empty_is_republished_and_queries_recover(healing: Heali
         assert sorted(store.text(v) for v in client.smembers(store.VARIANTS)) == published
         # The executor heartbeats again, on its own reconnected client.
         wait_for(lambda: client.zcount(store.WORKERS, 1, "+inf"), what="a heartbeat", timeout_s=10)
-    statuses += [healing.query().status_code for _ in range(20)]
-    assert statuses == [200] * len(statuses)
+    answers = [healing.query() for _ in range(20)]
+    statuses += [a.status_code for a in answers]
+    assert statuses == [200] * len(statuses), [a.text for a in answers if a.status_code != 200][:1]
 
     events = healing.running.admin.get("/v1/events", params={"kind": "registry"}).json()
     reasons = [e["reason"] for e in events["events"] if e["action"] == "republish"]

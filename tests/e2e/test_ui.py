@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, sync_playwright
 
+from gateway.ui.timeline import MAX_VARIANT_SERIES
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 from tests.polling import wait_for
@@ -109,6 +110,14 @@ def load_window(page: Page) -> Locator:
     """The load page's cards over a window (none while it only has "since start" to show), freshly loaded."""
     page.goto("/ui/load")
     return page.locator("[data-window=window]")
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
 
 
 def api_instances(running: RunningSuite) -> set[tuple[str, str, str]]:
@@ -241,7 +250,12 @@ def test_pages_show_the_systems_real_data(
     assert page.locator("#load-latency svg.chart").count() == 1
     assert page.locator("#load-misses svg.chart").count() == 1
     legend = page.locator("#load-instances svg text").all_text_contents()
-    assert served & set(legend), legend  # the variants that answered, each a line
+    lines = {
+        t for t in legend if "." in t and not is_number(t)
+    }  # variant ids; the rest name the axes or ticks
+    # The variants that answered, each a line; the chart keeps the variants with the most instances, and
+    # other tests of this shared suite may hold more of them.
+    assert served & lines or len(lines) == MAX_VARIANT_SERIES, legend
     assert page.locator("#load-instances polyline.series").count() >= 1
     assert_rendered(page, "load", tmp_path)
     # The services run in Prometheus multiprocess mode: their values are in the launcher-made folders.

@@ -57,3 +57,57 @@ def register_wine(client: httpx.Client, directory: Path, *, app: str, name: str 
     metadata = orjson.dumps({"name": name, "app": app, "task": "classification"}).decode()
     files = {"file": ("wine.onnx", onnx_path.read_bytes()), "validation": ("wine.npz", npz_path.read_bytes())}
     return client.post("/v1/models", files=files, data={"metadata": metadata})
+
+
+def wine_logits(directory: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chem, color, logits of the wine model) over the whole wine set, as ONNX Runtime computes them."""
+    import onnxruntime as ort
+
+    onnx_path, npz_path = wine_model(directory)
+    data = np.load(npz_path)
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    (logits,) = session.run(None, {"chem": data["chem"], "color": data["color"]})
+    return data["chem"], data["color"], logits
+
+
+def grader_model(directory: Path) -> tuple[Path, Path]:
+    """The second stage of a wine pipeline: a logistic regression that reads the wine model's `logits`
+    (as its input `scores`, 3 float32) and tells whether the wine is stronger than the median (output
+    `strong`, 2 classes), trained on the wine set. Written as `grader.onnx` and `grader.npz` (keys `x`
+    for `scores`, and `y`)."""
+    x, _ = load_wine(return_X_y=True)
+    _, _, logits = wine_logits(directory)
+    strong = (x[:, 0] > np.median(x[:, 0])).astype(np.int64)
+    clf = LogisticRegression(max_iter=500).fit(logits, strong)
+    weights = np.hstack([-clf.coef_.T, clf.coef_.T]).astype(np.float32) / 2
+    bias = np.array([-clf.intercept_[0], clf.intercept_[0]], dtype=np.float32) / 2
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["scores", "weights"], ["raw"]),
+            helper.make_node("Add", ["raw", "bias"], ["strong"]),
+        ],
+        "grader",
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [None, 3])],
+        [helper.make_tensor_value_info("strong", TensorProto.FLOAT, [None, 2])],
+        initializer=[numpy_helper.from_array(weights, "weights"), numpy_helper.from_array(bias, "bias")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx_path, npz_path = directory / "grader.onnx", directory / "grader.npz"
+    onnx_path.write_bytes(model.SerializeToString())
+    np.savez(npz_path, x=logits.astype(np.float32), y=strong)
+    return onnx_path, npz_path
+
+
+def register_grader(
+    client: httpx.Client, directory: Path, *, app: str, name: str = "grader"
+) -> httpx.Response:
+    """Build the grader in `directory` and register it as `name` in `app` (like `register_wine`)."""
+    onnx_path, npz_path = grader_model(directory)
+    metadata = orjson.dumps({"name": name, "app": app, "task": "classification"}).decode()
+    files = {
+        "file": ("grader.onnx", onnx_path.read_bytes()),
+        "validation": ("grader.npz", npz_path.read_bytes()),
+    }
+    return client.post("/v1/models", files=files, data={"metadata": metadata})

@@ -24,6 +24,9 @@ TABLES = {
     "jobs",
     "job_chunks",
     "events",
+    "pipelines",
+    "parity_models",
+    "personal_heads",
 }
 
 

@@ -32,6 +32,7 @@ from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import failover_marks, store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice, declare_failure
+from infaas.policy.failure_detection import unseen_for_ttl
 from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
@@ -80,6 +81,9 @@ class Failover:
         self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look
         self.handled: set[tuple[str, str]] = set()
         self.down: set[str] = set()  # workers handled as failed and not seen live since
+        self.heartbeat_at: dict[str, float] = {}  # worker → its last heartbeat this loop saw (wall clock)
+        self.reachable_since = 0.0  # when this loop's reads last came back after failing (wall clock)
+        self._failing = False
         self.terms: dict[str, tuple[float, policy.AppTerms]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.lock_failover = asyncio.Lock()  # one failure handled at a time: each plans over the last's
@@ -270,11 +274,28 @@ class Failover:
     # --- every tick: the snapshot fallback, warm backups, marks ------------------------------------
 
     async def tick(self) -> None:
-        if not await self.lock.hold():
-            return
-        view = await self._view()
+        try:
+            if not await self.lock.hold():
+                return
+            view = await self._view()
+            beats: Any = await self.redis.zrangebyscore(
+                store.WORKERS, view.now - self.heartbeat_ttl_s, "+inf", withscores=True
+            )
+        except Exception:
+            self._failing = True  # the time until Redis answers again does not count against workers
+            raise
+        if self._failing:
+            self._failing, self.reachable_since = False, view.now
+        for member, at in beats:
+            self.heartbeat_at[store.text(member)] = float(at)
         live = {w.id for w in view.workers}
-        gone_now = sorted(set(self.known) - live - self.down)
+        gone_now = sorted(
+            w
+            for w in set(self.known) - live - self.down
+            if unseen_for_ttl(
+                self.heartbeat_at.get(w, 0.0), self.reachable_since, view.now, self.heartbeat_ttl_s
+            )
+        )
         for gone in gone_now:
             # Declared like any detector does (once per incarnation, not for a worker that left on
             # purpose), so that every scheduler drops it too; the notice comes back through `listen`.
@@ -300,6 +321,7 @@ class Failover:
                 self.known.setdefault(w.id, set())
             # Seen live again (a restart, or a detector's false alarm): a later failure is a new one.
             self.down -= set(self.known)
+            self.heartbeat_at = {w: at for w, at in self.heartbeat_at.items() if w in self.known}
             self.handled = {(w, inc) for w, inc in self.handled if w not in self.known}
             await self._plan_backups(view)
             await self._clear_marks(view)

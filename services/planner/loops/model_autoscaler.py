@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,11 +25,20 @@ import redis.asyncio as aioredis
 
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
+from infaas.policy.selection import InstanceView
 from services.planner.event_log import EventLog
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.observe import InstanceAges, LoadMeter, SloCache, observe
+from services.planner.loops.parity import ParityKeeper
 from services.planner.policies import greedy, ilp, interference, warm
-from services.planner.policies.snapshot import ClusterSnapshot, Decision, Plan, ScalingConfig
+from services.planner.policies.pressure import assess
+from services.planner.policies.snapshot import (
+    CAPACITY_STATES,
+    ClusterSnapshot,
+    Decision,
+    Plan,
+    ScalingConfig,
+)
 
 log = logging.getLogger("infaas.planner")
 
@@ -101,6 +111,7 @@ class ModelAutoscaler:
         self.moved: dict[str, float] = {}
         # Warm backups (worker, variant) the failover loop keeps: idle by design, not capacity to scale.
         self.reserved: set[tuple[str, str]] = set()
+        self.parity = ParityKeeper(redis=redis, executors=executors, events=events)
 
     async def tick(self) -> list[Decision]:
         """One round: observe, decide, start carrying out. Returns the decisions started."""
@@ -115,6 +126,7 @@ class ModelAutoscaler:
             variants_from=self.variants,
             ages=self.ages,
         )
+        await self.parity.tick(snapshot)  # parity instances for apps with parity redundancy (`parity.py`)
         if self.reserved:
             kept = tuple(i for i in snapshot.instances if (i.worker_id, i.variant_id) not in self.reserved)
             snapshot = replace(snapshot, instances=kept)
@@ -137,6 +149,8 @@ class ModelAutoscaler:
             snapshot, self.config, skip_models={d.model for d in (*result.decisions, *moves.decisions)}
         )
         decisions = (*result.decisions, *moves.decisions, *warming)
+        slos = {d.model: d.slo_ms for d in snapshot.demands}
+        numbers = _numbers(snapshot, {d.model for d in decisions}, self.config)
         asking: set[tuple[str, str | None]] = set()
         holding: set[tuple[str, str]] = set()
         for decision in decisions:
@@ -145,21 +159,22 @@ class ModelAutoscaler:
                 held = (decision.model, decision.reason.split(" while ")[0])
                 holding.add(held)
                 if held not in self.holding:
-                    await self._record(decision, "decided")
+                    await self._record(decision, "decided", numbers=numbers.get(decision.model))
                 continue
             if decision.action == "request_worker":
                 # Asked again every tick until a worker joins: one event per episode, not one per second.
                 key = (decision.model, decision.hardware)
                 asking.add(key)
                 if key not in self.asking:
-                    await self._record(decision, "decided")
+                    await self._record(decision, "decided", numbers=numbers.get(decision.model))
                 if decision.hardware:
                     self.requests.ask(decision.hardware, snapshot.now, decision.reason)
                 continue
-            await self._record(decision, "decided")
+            await self._record(decision, "decided", numbers=numbers.get(decision.model))
             urls = {w.id: w.url for w in snapshot.workers}
             self.busy[decision.model] = asyncio.create_task(
-                self._carry_out(decision, urls), name=f"scale:{decision.model}"
+                self._carry_out(decision, urls, slos.get(decision.model), numbers.get(decision.model)),
+                name=f"scale:{decision.model}",
             )
         self.asking = asking
         self.holding = holding
@@ -168,14 +183,25 @@ class ModelAutoscaler:
 
     async def settle(self) -> None:
         """Wait for every decision being carried out (tests and shutdown)."""
+        await self.parity.settle()
         if self.busy:
             await asyncio.gather(*self.busy.values(), return_exceptions=True)
 
-    async def _carry_out(self, decision: Decision, urls: Mapping[str, str]) -> None:
+    async def _carry_out(
+        self,
+        decision: Decision,
+        urls: Mapping[str, str],
+        slo_ms: float | None,
+        numbers: dict[str, float | None] | None,
+    ) -> None:
         try:
-            await asyncio.gather(*(self.executors.load(urls[w], vid) for vid, w in decision.loads))
+            # The model's SLO goes with each load: the instance's overload threshold is SERF's capacity
+            # under it (services/executor/instance_state.py), the same number this decision counted on.
+            await asyncio.gather(
+                *(self.executors.load(urls[w], vid, slo_ms=slo_ms) for vid, w in decision.loads)
+            )
         except Exception as exc:
-            await self._record(decision, "failed", error=f"load failed: {exc}")
+            await self._record(decision, "failed", numbers=numbers, error=f"load failed: {exc}")
             return
         drained = []
         try:
@@ -183,12 +209,16 @@ class ModelAutoscaler:
                 if w in urls:
                     drained.append(await self.executors.drain_instance(urls[w], vid))
         except Exception as exc:
-            await self._record(decision, "failed", error=f"drain failed: {exc}")
+            await self._record(decision, "failed", numbers=numbers, error=f"drain failed: {exc}")
             return
-        await self._record(decision, "done", drained=drained)
+        await self._record(decision, "done", numbers=numbers, drained=drained)
 
     async def _record(
-        self, decision: Decision, outcome: Literal["decided", "done", "failed"], **extra: object
+        self,
+        decision: Decision,
+        outcome: Literal["decided", "done", "failed"],
+        numbers: dict[str, float | None] | None = None,
+        **extra: object,
     ) -> None:
         variants = sorted({vid for vid, _ in (*decision.loads, *decision.unloads)})
         workers = sorted({w for _, w in (*decision.loads, *decision.unloads)})
@@ -210,9 +240,38 @@ class ModelAutoscaler:
                     "unloads": [list(p) for p in decision.unloads],
                     "hardware": decision.hardware,
                     "cost_per_hour": round(decision.cost * 3600, 6),
+                    # SERF's predicted mean at the offered load and what was observed (the reason's numbers)
+                    **({"numbers": numbers} if numbers is not None else {}),
                     **{k: v for k, v in extra.items() if k != "error"},
                 },
             )
         except Exception as exc:  # the database briefly away must not stop scaling
             log.warning("recording an event failed: %s (%s)", exc, reason)
         log.info("%s %s %s: %s", decision.action, decision.model, outcome, reason)
+
+
+def _numbers(
+    snapshot: ClusterSnapshot, models: set[str], config: ScalingConfig
+) -> dict[str, dict[str, float | None]]:
+    """For each model decided on: offered rows/s, capacity under its SLO, SERF's predicted mean latency
+    at that load (None when not finite), rows/s observed served, share of queries that missed."""
+    held: dict[str, list[InstanceView]] = {}
+    owner = {v.id: d.model for d in snapshot.demands for v in d.variants}
+    for i in snapshot.instances:
+        if owner.get(i.variant_id) in models and i.state in CAPACITY_STATES:
+            held.setdefault(owner[i.variant_id], []).append(i)
+    out: dict[str, dict[str, float | None]] = {}
+    for d in snapshot.demands:
+        if d.model not in models:
+            continue
+        p = assess(d, held.get(d.model, []), snapshot, config)
+        served = sum(o.served_rps for (w, vid), o in snapshot.observed.items() if owner.get(vid) == d.model)
+        out[d.model] = {
+            "offered_rows_per_s": round(d.load_qps, 3),
+            "capacity_rows_per_s": round(p.capacity, 3),
+            "slo_ms": d.slo_ms,
+            "predicted_mean_ms": round(p.predicted_ms, 3) if math.isfinite(p.predicted_ms) else None,
+            "observed_served_rows_per_s": round(served, 3),
+            "missed_share": round(d.missed_share, 4),
+        }
+    return out

@@ -23,6 +23,7 @@ from services.planner.loops.jobs import start_jobs_loop
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import ModelAutoscaler, WorkerRequests
 from services.planner.loops.observe import LoadMeter, SloCache
+from services.planner.loops.pipeline_tuner import PipelineTuner
 from services.planner.loops.worker_autoscaler import WorkerAutoscaler
 from services.planner.policies.interference import InterferenceConfig
 from services.planner.policies.snapshot import ScalingConfig
@@ -43,7 +44,7 @@ def make_provider(settings: Settings) -> WorkerProvider | None:
     if settings.worker_provider == "kubernetes":
         from services.planner.providers.kubernetes import KubernetesProvider
 
-        return KubernetesProvider.in_cluster()
+        return KubernetesProvider.in_cluster(kinds=tuple(settings.kubernetes_worker_kinds))
     if settings.worker_provider != "none":
         raise ValueError(f"unknown worker_provider {settings.worker_provider!r}: none, local or kubernetes")
     return None
@@ -57,6 +58,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
     redis: aioredis.Redis = app.state.redis
     registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
     executors = ExecutorClient(internal_key=settings.internal_key)
+    app.state.registry, app.state.executors = registry, executors  # the pipeline planner's route uses them
     lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
     requests = WorkerRequests()
     tasks: list[asyncio.Task[None]] = []
@@ -89,6 +91,19 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         app.state.model_autoscaler = scaler
         tasks.append(
             asyncio.create_task(run_every(settings.autoscale_interval_s, scaler.tick, "model autoscaler"))
+        )
+    if settings.pipeline_tune_interval_s > 0:
+        tuner = PipelineTuner(
+            redis=redis,
+            lock=lock,
+            registry=registry,
+            executors=executors,
+            events=app.state.events,
+            heartbeat_ttl_s=settings.heartbeat_ttl_s,
+        )
+        app.state.pipeline_tuner = tuner
+        tasks.append(
+            asyncio.create_task(run_every(settings.pipeline_tune_interval_s, tuner.tick, "pipeline tuner"))
         )
     if settings.failover_interval_s > 0:
         tasks.extend(await start_failover(app, settings, redis, lock, registry, executors))

@@ -12,6 +12,7 @@ Rules (issue 19, "demand, not dispatch"):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,6 +34,9 @@ class Pressure:
     """The numbers, for reasons: offered (of which shed/late) and capacity at which batch."""
     hold: str | None
     """Why no scale-down may happen now (None: it may)."""
+    predicted_ms: float
+    """SERF's mean latency at the offered load, spread over the instances in proportion to their
+    capacity (the busiest of them; inf when saturated, nan without a capacity to spread over)."""
     young: frozenset[tuple[str, str]]
     """(variant, worker) of instances too recently loaded to be taken away."""
 
@@ -51,6 +55,14 @@ def _mean(observations: list[Observed]) -> Observed | None:
         busy=sum(o.busy for o in observations) / n,
         slowdown=sum(o.slowdown for o in observations) / n,
     )
+
+
+def _predicted_ms(load: float, capacity: float, caps: list[Capacity]) -> float:
+    """Mean latency SERF predicts when `load` rows/s spread over instances in proportion to their
+    capacity: each then runs at the same share of its own capacity; the slowest answer is quoted."""
+    if capacity <= 0 or not caps:
+        return math.nan
+    return max(c.predicted_ms(load * c.rows_per_s / capacity) for c in caps if c.rows_per_s > 0)
 
 
 def _keys(instances: Iterable[InstanceView]) -> list[tuple[str, str]]:
@@ -83,6 +95,7 @@ def assess(
     held = [i for i in instances if i.variant_id in by_id and i.state in CAPACITY_STATES]
     capacity = 0.0
     parts: dict[str, tuple[int, Capacity]] = {}
+    caps: list[Capacity] = []
     for i in held:
         cap = instance_capacity(
             by_id[i.variant_id],
@@ -91,6 +104,7 @@ def assess(
             config.slo_share,
         )
         capacity += cap.rows_per_s
+        caps.append(cap)
         n, first = parts.get(i.variant_id, (0, cap))
         parts[i.variant_id] = (n + 1, first)
     load = demand.load_qps
@@ -100,6 +114,15 @@ def assess(
     slo = f" under the {demand.slo_ms:g} ms SLO" if demand.slo_ms is not None else ""
     batches = ", ".join(f"{vid} ×{n} at batch ~{c.batch}" for vid, (n, c) in sorted(parts.items()))
     why = f"{offered}; capacity{slo}: {capacity:,.0f} rows/s ({batches or 'no instance'})"
+    predicted = _predicted_ms(load, capacity, caps)
+    if math.isfinite(predicted) and demand.slo_ms is not None:
+        why += f"; predicted mean {predicted:.1f} ms at this load (SERF)"
+    elif predicted == math.inf:
+        why += "; predicted: saturated at this load (SERF)"
+    seen = [snapshot.observed[k] for k in _keys(held) if k in snapshot.observed]
+    if seen:
+        served = sum(o.served_rps for o in seen)
+        why += f"; observed {served:,.0f} rows/s served, busiest {max(o.busy for o in seen):.0%} busy"
 
     ages = {
         (i.variant_id, i.worker_id): snapshot.now - snapshot.loaded_at[(i.worker_id, i.variant_id)]
@@ -127,4 +150,5 @@ def assess(
         why=why,
         hold=hold,
         young=young,
+        predicted_ms=predicted,
     )

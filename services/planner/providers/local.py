@@ -82,7 +82,12 @@ class LocalProcessProvider(WorkerProvider):
             )
         port = free_port()
         name = f"executor-{port}"
-        env = {"INFAAS_EXECUTOR_PORT": str(port), "INFAAS_EXECUTOR_ADVERTISE_URL": ""}
+        # `cpu` said, not detected: on a GPU machine an `auto` executor would serve the GPU instead.
+        env = {
+            "INFAAS_EXECUTOR_PORT": str(port),
+            "INFAAS_EXECUTOR_ADVERTISE_URL": "",
+            "INFAAS_EXECUTOR_HARDWARE": "cpu",
+        }
         if self.memory_bytes:
             env["INFAAS_WORKER_MEMORY_BYTES"] = str(self.memory_bytes)
         # Suite.port() reads a name's index as an offset from executor_port: keep our own port map.

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from infaas.core.errors import InfaasError
-from infaas.policy.capacity import instance_capacity
+from infaas.policy.capacity import service_rate
 from infaas.policy.selection import CandidateIndex, Requirements, Snapshot, WorkerView, get_variant
 from infaas.schemas.variants import VariantProfile
+from services.planner.simulator.batch_queue import departures_kernel
 
 
 @dataclass
@@ -69,9 +70,9 @@ def serve_tick(
             hosts = [Instance(v, decision.worker.id, t + v.load_ms / 1000)]  # a cold start by the scheduler
             instances.extend(hosts)
         n = max(1, sum(1 for i in hosts if i.ready_at <= t_end))
-        # Each instance serves at the batch its traffic forms under the SLO (the planner's capacity,
-        # infaas/policy/capacity.py), not at the max-batch saturation an idle profile measured.
-        mu = n * (instance_capacity(v, requirements.latency_ms).rows_per_s or v.saturation_qps)
+        # Each instance serves at the batch its traffic forms under the SLO (infaas/policy/capacity.py's
+        # service rate), not at the max-batch saturation an idle profile measured.
+        mu = n * (service_rate(v, requirements.latency_ms) or v.saturation_qps)
         q = queues.setdefault(v.id, VariantQueue())
         start = max(q.free_at, min(i.ready_at for i in hosts), t)
         # Room: what the instances finish this tick plus the scheduler's queue limit (a loading
@@ -119,3 +120,32 @@ def worker_utilization(
         share = min(1.0, rate / i.variant.saturation_qps) if i.variant.saturation_qps > 0 else 0.0
         busy[i.worker] = busy.get(i.worker, 0.0) + share * i.variant.threads
     return {w: min(1.0, b / max(1, workers[w].cores)) for w, b in busy.items() if w in workers}
+
+
+def batched_departures(
+    a: np.ndarray,
+    *,
+    replicas: int,
+    batch: int,
+    service_s: Sequence[float],
+    schedule: Sequence[tuple[float, int]] = (),
+) -> np.ndarray:
+    """When each query of a centralized batched queue finishes (InferLine's estimator): sorted arrivals
+    `a`, `replicas` servers, each taking up to `batch` queued queries whenever it is free and running
+    them for `service_s[rows - 1]` seconds. Exact, event by event, one step per batch (so a trace costs
+    what its batches cost: light load runs query by query, heavy load in full batches). `schedule`:
+    (time, replicas) changes, sorted (a tuner's); an added replica serves from its time on, a removed
+    one finishes its batch first."""
+    if replicas < 1:
+        raise ValueError(f"a queue needs at least one replica, got {replicas}")
+    if not 1 <= batch <= len(service_s):
+        raise ValueError(f"batch {batch} needs service times for 1..{batch} rows, got {len(service_s)}")
+    changes = np.asarray(schedule, dtype=np.float64).reshape(-1, 2)
+    return departures_kernel(
+        np.ascontiguousarray(a, dtype=np.float64),
+        np.asarray(service_s, dtype=np.float64),
+        np.ascontiguousarray(changes[:, 0]),
+        changes[:, 1].astype(np.int64),
+        int(replicas),
+        int(batch),
+    )

@@ -120,6 +120,10 @@ async def test_replicate_under_load_then_remove_after_t_v_without_losing_a_query
         replicate = await events.list(action="replicate")
         assert [e.outcome for e in replicate][:2] == ["done", "decided"]
         assert "headroom" in replicate[-1].reason and "< slack threshold 1.05" in replicate[-1].reason
+        # the event carries the numbers behind the decision: offered load, capacity, what was observed
+        numbers = replicate[-1].details["numbers"]  # type: ignore[index]
+        assert numbers["offered_rows_per_s"] > numbers["capacity_rows_per_s"] / 1.05 > 0
+        assert set(numbers) >= {"slo_ms", "predicted_mean_ms", "observed_served_rows_per_s", "missed_share"}
         await load
 
         # Load falls to 5 qps (30 qps still carried with headroom without the replica): it goes, but only

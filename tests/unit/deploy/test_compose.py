@@ -30,6 +30,7 @@ APP_SERVICES = {
     "registry": "registry",
     "scheduler": "scheduler",
     "executor": "executor",
+    "executor-cuda": "executor",
     "planner": "planner",
     "profiler-cpu": "profiler",
     "profiler-cuda": "profiler",
@@ -50,7 +51,7 @@ REQUIRED_SERVICES = {
 }
 HTTP_PORTS = {"gateway": 8080, "registry": 8081, "scheduler": 8082, "executor": 8083, "planner": 8084}
 ARTIFACT_DIR = "/var/lib/infaas/artifacts"
-ARTIFACT_USERS = {"registry", "profiler-cpu", "profiler-cuda", "executor", "jobs"}
+ARTIFACT_USERS = {"registry", "profiler-cpu", "profiler-cuda", "executor", "executor-cuda", "jobs"}
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +175,18 @@ def test_profilers_consume_their_queues(services: dict[str, dict[str, Any]]) -> 
     assert any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices)
 
 
+def test_executors_say_their_hardware_and_the_cuda_one_reserves_a_gpu(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    assert _env(services["executor"])["INFAAS_EXECUTOR_HARDWARE"] == "cpu"
+    cuda = services["executor-cuda"]
+    assert _env(cuda)["INFAAS_EXECUTOR_HARDWARE"] == "cuda"
+    assert cuda.get("profiles") == ["gpu"]
+    devices = cuda["deploy"]["resources"]["reservations"]["devices"]
+    assert any(d.get("driver") == "nvidia" and "gpu" in d.get("capabilities", []) for d in devices)
+    assert services["gateway"]["build"]["target"] == "${INFAAS_IMAGE_TARGET:-cpu}"
+
+
 def test_entrypoint_still_runs_infaas(services: dict[str, dict[str, Any]]) -> None:
     for name in INFAAS_SERVICES:
         entry = _argv(services[name].get("entrypoint"))
@@ -238,7 +251,10 @@ def test_dockerfile() -> None:
     assert DOCKERFILE.is_file(), "Dockerfile is missing at the repository root"
     text = DOCKERFILE.read_text(encoding="utf-8")
     instructions = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    assert instructions[0] == "FROM python:3.11-slim"
+    assert instructions[0] == "FROM python:3.11-slim AS base"
+    stages = [line.split()[-1] for line in instructions if line.startswith("FROM ")]
+    assert stages == ["base", "gpu", "cpu"]  # the last stage is what a plain `docker build` makes: cpu
+    assert "RUN pip install '.[gpu]'" in instructions
     assert re.search(r"^RUN pip install torch==2\.13\.0\b", text, re.MULTILINE)
     assert "download.pytorch.org" not in text
     assert re.search(r"pip install \.", text)

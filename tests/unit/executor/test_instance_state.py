@@ -45,6 +45,36 @@ def test_overload_enters_at_95_percent_and_leaves_below_80() -> None:
     assert monitor.tick().state == "active"
 
 
+def test_under_a_known_slo_overload_starts_where_serf_predicts_the_slo_mean() -> None:
+    # SLO 100 ms: batches up to 8 fit its half (p99 50 ms). SERF (M/D/1 over batches): batch 8 in 40 ms
+    # keeps a 100 ms mean up to ρ = 3/4 of its 200 rows/s, 150 rows/s; batch 1 (10 ms) only 94.7. The
+    # profiled peak (1,000 rows/s) is far above either: without the SLO, 160 rows/s would be "16 %".
+    clock = Clock()
+    monitor = InstanceMonitor(profile(), clock=clock, status=Status("active", ""), slo_ms=100.0)
+    for offered, expected in ((140, "active"), (160, "overloaded"), (130, "overloaded"), (110, "active")):
+        clock.now += 1.0
+        monitor.offered(offered)
+        status = monitor.tick()
+        assert status.state == expected, (offered, status.reason)
+    clock.now += 1.0
+    monitor.offered(160)
+    status = monitor.tick()
+    assert "107% of its capacity under the 100 ms SLO (150 rows/s at batch ~8)" in status.reason
+    # ρ = 160/8/(1000/40) = 0.8: W = 40 + 0.8 · 40/(2 · 0.2) = 120 ms (Pollaczek–Khinchine)
+    assert status.reason.endswith("SERF predicts a mean of 120.0 ms")
+    # Kept 90 % busy by batches of 1 (the traffic forms no bigger ones): capacity is batch 1's, 94.7.
+    clock.now += 1.0
+    for _ in range(90):
+        monitor.ran(1, 10.0)
+    monitor.offered(120)
+    status = monitor.tick()
+    assert status.state == "overloaded" and "(95 rows/s at batch ~1)" in status.reason
+    unknown = InstanceMonitor(profile(), clock=clock, status=Status("active", ""))
+    clock.now += 1.0
+    unknown.offered(160)
+    assert unknown.tick().state == "active"  # no SLO said: 16 % of the profiled peak
+
+
 def test_interference_enters_at_2_5x_and_leaves_at_1_5x() -> None:
     clock = Clock()
     monitor = InstanceMonitor(profile(), clock=clock, status=Status("active", ""))

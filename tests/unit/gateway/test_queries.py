@@ -128,7 +128,15 @@ def test_requirements_refuse_numbers_that_are_not_finite(fields: dict[str, Any],
 def test_parse_body_unknown_fields_lists_the_allowed_ones() -> None:
     with pytest.raises(InvalidInput, match="extra") as info:
         parse_body(orjson.dumps({"inputs": [], "extra": 1}))
-    assert info.value.details["allowed"] == ["inputs", "latency_ms", "max_cost", "min_accuracy", "variant"]
+    allowed = ["inputs", "latency_ms", "max_cost", "min_accuracy", "user", "variant"]
+    assert info.value.details["allowed"] == allowed
+
+
+def test_a_user_is_refused_outside_a_selection_never_ignored() -> None:
+    owner = app([model("clf", X4)], latency=None, accuracy=None)
+    with pytest.raises(InvalidInput, match="selection policy") as info:
+        app_query(owner, {"inputs": [[1, 2, 3, 4]], "user": "ana"})
+    assert info.value.details["field"] == "user"
 
 
 # --- tensors_for --------------------------------------------------------------------------------------

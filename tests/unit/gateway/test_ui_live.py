@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from gateway.ui import live
 from gateway.ui.svg import Point, Series, lines, nice_ticks, scatter
@@ -111,3 +112,31 @@ def test_nice_ticks_cover_the_range_with_round_steps() -> None:
     steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:], strict=False)}
     assert len(steps) == 1 and steps.pop() in (0.1, 0.05, 0.2, 0.25)
     assert nice_ticks(1.0, 1.0)[-1] > 1.0
+
+
+def test_the_chart_series_read_alone_equal_those_of_a_full_parse() -> None:
+    text = scrape_text(ok=90, slow=10, misses=4, met=96, rows=100, batches=20)
+    full = live.parse(text)
+    only = live.parse_only(text, live.CHART_SAMPLES)
+    assert set(only) == {"infaas_gateway_http_request_duration_seconds_bucket", "infaas_scheduler_slo_total"}
+    assert all(only[name] == full[name] for name in only)
+    assert live.parse_only("# nothing\n", live.CHART_SAMPLES) == {}
+
+    # In process: the families a scrape would render, without the text.
+    registry = CollectorRegistry()
+    requests = Histogram(
+        "infaas_gateway_http_request_duration_seconds", "", ["method", "route"], registry=registry
+    )
+    slo = Counter("infaas_scheduler_slo", "", ["met"], registry=registry)
+    other = Counter("infaas_inference_count", "", ["variant"], registry=registry)
+    requests.labels("POST", "/v1/apps/{app}/infer").observe(0.004)
+    slo.labels("false").inc(2)
+    other.labels("m.a").inc(5)
+    collected = live.collected(registry.collect(), live.CHART_SAMPLES)
+    assert set(collected) == {
+        "infaas_gateway_http_request_duration_seconds_bucket",
+        "infaas_scheduler_slo_total",
+    }
+    parsed = live.parse(generate_latest(registry).decode())
+    assert all(collected[name] == parsed[name] for name in collected)
+    assert live.load(collected, None).slo_missed == 2

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from infaas.policy.capacity import Observed, instance_capacity, slo_batch, throughput
+from infaas.policy.capacity import Observed, instance_capacity, service_rate, slo_batch, throughput
 from infaas.policy.selection import InstanceView
 from services.planner.policies import greedy, ilp
 from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand, Plan, ScalingConfig
@@ -58,10 +58,24 @@ def snap(
     )
 
 
-def test_capacity_is_taken_at_the_largest_batch_that_fits_the_slo_share() -> None:
-    # SLO 20 ms → 10 ms for one batch: batch 4 (p99 8 ms) fits, 16 (12 ms) does not → 4 rows / 6 ms.
+def md1_rows(service_ms: float, batch: int, slo_ms: float) -> float:
+    """Rows/s of batches of `batch` rows served in `service_ms` whose M/D/1 mean latency
+    W = s + ρs/(2(1 − ρ)) equals the SLO (Pollaczek–Khinchine, solved for ρ by hand)."""
+    k = 2 * (slo_ms - service_ms) / service_ms  # ρ/(1 − ρ)
+    return batch * 1000 / service_ms * k / (1 + k)
+
+
+def test_capacity_is_the_rate_whose_predicted_mean_meets_the_slo_at_the_best_batch() -> None:
+    # SLO 20 ms → 10 ms for one batch's p99: batches 1 and 4 fit, 16 (12 ms) does not. SERF (M/D/1 over
+    # batches): batch 4 (6 ms) keeps a 20 ms mean up to ρ = 14/17, 549 rows/s; batch 1 (4 ms) only 222.
+    # The profile's throughput at batch 4 (667 rows/s) is where the queue grows without bound.
     assert slo_batch(WIDE, 20.0) == 4
-    assert instance_capacity(WIDE, 20.0).rows_per_s == pytest.approx(4000 / 6.0)
+    cap = instance_capacity(WIDE, 20.0)
+    assert cap.rows_per_s == pytest.approx(md1_rows(6.0, 4, 20.0), rel=2e-3)
+    assert md1_rows(6.0, 4, 20.0) == pytest.approx(4000 / 6.0 * 14 / 17)
+    assert cap.batch == 4 and cap.rows_per_s < throughput(WIDE, 4)
+    assert cap.predicted_ms(cap.rows_per_s) == pytest.approx(20.0, rel=1e-2)
+    assert cap.predicted_ms(0.0) == pytest.approx(6.0)
     # no SLO: the max batch, i.e. the profiled saturation
     assert instance_capacity(WIDE, None).rows_per_s == pytest.approx(3848.0)
     # nothing fits even a lone query: the variant cannot serve at all
@@ -69,18 +83,21 @@ def test_capacity_is_taken_at_the_largest_batch_that_fits_the_slo_share() -> Non
 
 
 def test_a_busy_instance_is_held_to_the_batches_it_forms_and_slowed_by_its_neighbours() -> None:
-    # Kept busy (90 %) yet forming batches of 1: its capacity is batch 1's, 250 rows/s; halved by a 2×
-    # slowdown measured against the profile. An idle instance's small batches say nothing.
+    # Kept busy (90 %) yet forming batches of 1, 2× slower than profiled: batches of 1 in 8 ms, a 20 ms
+    # mean up to ρ = 3/4, 93.75 rows/s (its service rate is 125). An idle instance's small batches say
+    # nothing.
     busy = Observed(served_rps=240, mean_batch=1.0, busy=0.9, slowdown=2.0)
-    assert instance_capacity(WIDE, 20.0, busy).rows_per_s == pytest.approx(throughput(WIDE, 1) / 2)
+    assert instance_capacity(WIDE, 20.0, busy).rows_per_s == pytest.approx(md1_rows(8.0, 1, 20.0), rel=2e-3)
+    assert md1_rows(8.0, 1, 20.0) == pytest.approx(93.75)
+    assert service_rate(WIDE, 20.0, busy) == pytest.approx(throughput(WIDE, 1) / 2)
     idle = Observed(served_rps=5, mean_batch=1.0, busy=0.02)
-    assert instance_capacity(WIDE, 20.0, idle).rows_per_s == pytest.approx(4000 / 6.0)
+    assert instance_capacity(WIDE, 20.0, idle).rows_per_s == pytest.approx(md1_rows(6.0, 4, 20.0), rel=2e-3)
 
 
 @pytest.mark.parametrize("policy", [greedy.plan, ilp.plan])
 def test_shed_demand_makes_the_planner_scale_up(policy: PolicyFn) -> None:
     # 600 rows/s were dispatched, but 1,000 arrived: 400 were shed (503). At the SLO's batch one
-    # instance carries 667 rows/s: enough for what was dispatched, not for what arrived.
+    # instance carries 549 rows/s within the SLO: enough for what was dispatched, not for what arrived.
     seen = snap(1000.0, ["w1"], shed=400.0, missed=0.4)
     decisions = [d for d in policy(seen, {}, CONFIG).decisions if d.action != "request_worker"]
     (d,) = decisions
@@ -90,14 +107,14 @@ def test_shed_demand_makes_the_planner_scale_up(policy: PolicyFn) -> None:
 
 def test_the_max_batch_profile_no_longer_hides_an_overload() -> None:
     # 1,500 rows/s under a 20 ms SLO: the max-batch profile (3,848 rows/s) says one instance is plenty;
-    # at batch 4 it carries 667, so three are needed (1,575 / 667 → 3).
+    # at batch 4 it carries 549 within the SLO's mean, so three are needed (1,575 / 549 → 3).
     (d,) = greedy.plan(snap(1500.0, ["w1"]), {}, CONFIG).decisions
     assert d.action == "replicate" and len(d.loads) == 2
-    assert "capacity under the 20 ms SLO: 667 rows/s (w.f32 ×1 at batch ~4)" in d.reason
+    assert "capacity under the 20 ms SLO: 549 rows/s (w.f32 ×1 at batch ~4" in d.reason
 
 
 def test_misses_on_busy_instances_scale_up_though_the_estimate_says_it_fits() -> None:
-    # 400 rows/s fits 667 on paper, but 30 % of queries were late while the instance was busy: the
+    # 400 rows/s fits 549 on paper, but 30 % of queries were late while the instance was busy: the
     # goodput (280 rows/s) stands in for the capacity.
     busy = {"w1": Observed(served_rps=400, mean_batch=4, busy=0.95)}
     (d,) = greedy.plan(snap(400.0, ["w1"], late=120.0, missed=0.3, observed=busy), {}, CONFIG).decisions
@@ -170,8 +187,10 @@ def test_an_idle_sibling_is_judged_as_slowed_as_what_runs_beside_it(policy: Poli
         saturation_qps=WIDE.saturation_qps / 1.05,
         cost_per_query=WIDE.cost_per_query * 1.1,  # a little dearer per second than WIDE
     )
+    # 500 rows/s: WIDE slowed 2× carries 190 within the SLO (M/D/1 at batch 4 in 12 ms), the sibling 171:
+    # three instances of WIDE, one per worker.
     base = snap(
-        900.0, ["w0"], observed={"w0": Observed(served_rps=330, mean_batch=4, busy=0.95, slowdown=2.0)}
+        500.0, ["w0"], observed={"w0": Observed(served_rps=180, mean_batch=4, busy=0.95, slowdown=2.0)}
     )
     demand = replace(base.demands[0], variants=(WIDE, sibling))
     decisions = policy(replace(base, demands=(demand,)), {}, CONFIG).decisions

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from infaas.policy.failure_detection import silent, verdict
+from infaas.policy.failure_detection import silent, unseen_for_ttl, verdict
 
 
 def test_no_echo_heard_declares_nobody_however_old_the_pulses() -> None:
@@ -35,3 +35,14 @@ def test_a_silent_worker_whose_port_accepts_is_a_stall_until_it_counts_as_hung()
     assert verdict(0.499, "accepted", hung_s=0.5) is None
     why = verdict(0.5, "accepted", hung_s=0.5)
     assert why is not None and why.startswith("hung") and "500 ms" in why
+
+
+def test_the_snapshot_fallback_declares_only_a_heartbeat_silent_for_its_ttl_while_redis_answered() -> None:
+    # Missing from the read because its heartbeat aged out: declared at once.
+    assert unseen_for_ttl(100.0, 0.0, 103.0, 3.0)
+    # Missing because Redis came back empty a moment after its last heartbeat: it beats again soon.
+    assert not unseen_for_ttl(100.0, 0.0, 101.0, 3.0)
+    # Redis was unreachable for longer than the TTL: the outage does not count against the worker...
+    assert not unseen_for_ttl(100.0, 110.0, 111.0, 3.0)
+    # ...but a worker still silent a TTL after Redis answered again is gone.
+    assert unseen_for_ttl(100.0, 110.0, 113.0, 3.0)

@@ -35,8 +35,8 @@ def test_a_single_server_queue_matches_m_d_1() -> None:
 
 def test_instances_serve_at_the_batch_their_slo_allows_not_at_saturation() -> None:
     # Saturation (800 rows/s) needs batches of 8, whose p99 (12 ms) the 10 ms SLO's batch share (5 ms) cannot
-    # hold: the traffic forms batches of 1 (4 ms) and one instance carries 250 rows/s, as the planner's
-    # capacity says (infaas/policy/capacity.py). 20/s fits it; 400/s (half the saturation) is overload.
+    # hold: the traffic forms batches of 1 (4 ms) and one instance carries 250 rows/s, as its service rate
+    # says (infaas/policy/capacity.py's service_rate). 20/s fits it; 400/s (half the saturation) is overload.
     v = variant_profile(
         id="m.b",
         max_batch=8,

@@ -24,7 +24,9 @@ from .app_update_prefer import AppUpdatePrefer
 from .app_update_slo_policy import AppUpdateSloPolicy
 from .body_register_model import BodyRegisterModel
 from .body_submit_job import BodySubmitJob
+from .branch_condition import BranchCondition
 from .concurrency_point import ConcurrencyPoint
+from .configuration_curve import ConfigurationCurve
 from .error_body import ErrorBody
 from .error_detail import ErrorDetail
 from .error_response import ErrorResponse
@@ -35,7 +37,14 @@ from .event_kind import EventKind
 from .event_outcome import EventOutcome
 from .event_page import EventPage
 from .failover_note import FailoverNote
+from .feedback import Feedback
+from .feedback_answer import FeedbackAnswer
+from .feedback_item import FeedbackItem
+from .feedback_result import FeedbackResult
+from .feedback_result_models import FeedbackResultModels
+from .feedback_result_weights import FeedbackResultWeights
 from .hardware_kind import HardwareKind
+from .head_report import HeadReport
 from .http_validation_error import HTTPValidationError
 from .infer_request import InferRequest
 from .infer_request_inputs_type_1 import InferRequestInputsType1
@@ -53,6 +62,7 @@ from .latency_point import LatencyPoint
 from .list_events_kind_type_0 import ListEventsKindType0
 from .list_variants_sort import ListVariantsSort
 from .list_variants_status_type_0 import ListVariantsStatusType0
+from .load_point import LoadPoint
 from .metadata_tensor import MetadataTensor
 from .metadata_tensor_datatype import MetadataTensorDatatype
 from .model import Model
@@ -63,22 +73,39 @@ from .model_metadata_parameters import ModelMetadataParameters
 from .model_metadata_parameters_kind import ModelMetadataParametersKind
 from .model_ready import ModelReady
 from .model_status import ModelStatus
+from .parity_status import ParityStatus
+from .parity_status_metric_type_0 import ParityStatusMetricType0
+from .parity_status_state import ParityStatusState
+from .pipeline import Pipeline
+from .pipeline_create import PipelineCreate
+from .pipeline_edge import PipelineEdge
+from .pipeline_edge_inputs import PipelineEdgeInputs
+from .pipeline_plan import PipelinePlan
+from .pipeline_plan_error_type_0 import PipelinePlanErrorType0
+from .pipeline_stage import PipelineStage
+from .plan_ask import PlanAsk
 from .query_latency import QueryLatency
+from .redundancy import Redundancy
+from .redundancy_kind import RedundancyKind
 from .request_input import RequestInput
 from .request_input_datatype import RequestInputDatatype
 from .request_output import RequestOutput
 from .requested_output_parameters import RequestedOutputParameters
 from .response_output import ResponseOutput
 from .response_output_datatype import ResponseOutputDatatype
+from .selection import Selection
+from .selection_policy import SelectionPolicy
 from .server_live import ServerLive
 from .server_metadata import ServerMetadata
 from .server_ready import ServerReady
 from .signature_out import SignatureOut
+from .stage_plan import StagePlan
 from .tensor_parameters import TensorParameters
 from .tensor_spec_out import TensorSpecOut
 from .validation_error import ValidationError
 from .validation_error_context import ValidationErrorContext
 from .variant import Variant
+from .variant_capacity import VariantCapacity
 from .variant_progress import VariantProgress
 from .variant_status import VariantStatus
 from .worker import Worker
@@ -109,7 +136,9 @@ __all__ = (
     "AppUpdateSloPolicy",
     "BodyRegisterModel",
     "BodySubmitJob",
+    "BranchCondition",
     "ConcurrencyPoint",
+    "ConfigurationCurve",
     "ErrorBody",
     "ErrorDetail",
     "ErrorResponse",
@@ -120,7 +149,14 @@ __all__ = (
     "EventOutcome",
     "EventPage",
     "FailoverNote",
+    "Feedback",
+    "FeedbackAnswer",
+    "FeedbackItem",
+    "FeedbackResult",
+    "FeedbackResultModels",
+    "FeedbackResultWeights",
     "HardwareKind",
+    "HeadReport",
     "HTTPValidationError",
     "InferenceRequest",
     "InferenceRequestParameters",
@@ -138,6 +174,7 @@ __all__ = (
     "ListEventsKindType0",
     "ListVariantsSort",
     "ListVariantsStatusType0",
+    "LoadPoint",
     "MetadataTensor",
     "MetadataTensorDatatype",
     "Model",
@@ -148,22 +185,39 @@ __all__ = (
     "ModelMetadataParametersKind",
     "ModelReady",
     "ModelStatus",
+    "ParityStatus",
+    "ParityStatusMetricType0",
+    "ParityStatusState",
+    "Pipeline",
+    "PipelineCreate",
+    "PipelineEdge",
+    "PipelineEdgeInputs",
+    "PipelinePlan",
+    "PipelinePlanErrorType0",
+    "PipelineStage",
+    "PlanAsk",
     "QueryLatency",
+    "Redundancy",
+    "RedundancyKind",
     "RequestedOutputParameters",
     "RequestInput",
     "RequestInputDatatype",
     "RequestOutput",
     "ResponseOutput",
     "ResponseOutputDatatype",
+    "Selection",
+    "SelectionPolicy",
     "ServerLive",
     "ServerMetadata",
     "ServerReady",
     "SignatureOut",
+    "StagePlan",
     "TensorParameters",
     "TensorSpecOut",
     "ValidationError",
     "ValidationErrorContext",
     "Variant",
+    "VariantCapacity",
     "VariantProgress",
     "VariantStatus",
     "Worker",

@@ -18,6 +18,8 @@ import datetime
 if TYPE_CHECKING:
   from ..models.api_key_info import ApiKeyInfo
   from ..models.app_default_output_type_0 import AppDefaultOutputType0
+  from ..models.redundancy import Redundancy
+  from ..models.selection import Selection
 
 
 
@@ -43,6 +45,12 @@ class App:
             lossy (bool | Unset):  Default: False.
             models (list[str] | Unset):
             prefer (AppPrefer | Unset):  Default: AppPrefer.COST.
+            redundancy (Redundancy | Unset): An app's coded redundancy: `none`, or `parity` with coding groups of `k`
+                queries (2..4).
+            selection (Selection | Unset): How an app's queries choose among its models. `single`: the scheduler picks a
+                variant of one model
+                (the default); `exp3`: a bandit sends each query to one of `models`; `exp4`: every query goes to all of
+                `models` and their labels are combined by learned weights. Feedback moves the weights.
             warm_instances (int | Unset):  Default: 1.
      """
 
@@ -58,6 +66,8 @@ class App:
     lossy: bool | Unset = False
     models: list[str] | Unset = UNSET
     prefer: AppPrefer | Unset = AppPrefer.COST
+    redundancy: Redundancy | Unset = UNSET
+    selection: Selection | Unset = UNSET
     warm_instances: int | Unset = 1
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -68,6 +78,8 @@ class App:
     def to_dict(self) -> dict[str, Any]:
         from ..models.api_key_info import ApiKeyInfo # noqa: PLC0415
         from ..models.app_default_output_type_0 import AppDefaultOutputType0 # noqa: PLC0415
+        from ..models.redundancy import Redundancy # noqa: PLC0415
+        from ..models.selection import Selection # noqa: PLC0415
         created_at = self.created_at.isoformat()
 
         default_latency_ms: float | None
@@ -117,6 +129,14 @@ class App:
             prefer = self.prefer.value
 
 
+        redundancy: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.redundancy, Unset):
+            redundancy = self.redundancy.to_dict()
+
+        selection: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.selection, Unset):
+            selection = self.selection.to_dict()
+
         warm_instances = self.warm_instances
 
 
@@ -143,6 +163,10 @@ class App:
             field_dict["models"] = models
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
+        if redundancy is not UNSET:
+            field_dict["redundancy"] = redundancy
+        if selection is not UNSET:
+            field_dict["selection"] = selection
         if warm_instances is not UNSET:
             field_dict["warm_instances"] = warm_instances
 
@@ -154,6 +178,8 @@ class App:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.api_key_info import ApiKeyInfo # noqa: PLC0415
         from ..models.app_default_output_type_0 import AppDefaultOutputType0 # noqa: PLC0415
+        from ..models.redundancy import Redundancy # noqa: PLC0415
+        from ..models.selection import Selection # noqa: PLC0415
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
 
@@ -242,6 +268,26 @@ class App:
 
 
 
+        _redundancy = d.pop("redundancy", UNSET)
+        redundancy: Redundancy | Unset
+        if isinstance(_redundancy,  Unset):
+            redundancy = UNSET
+        else:
+            redundancy = Redundancy.from_dict(_redundancy)
+
+
+
+
+        _selection = d.pop("selection", UNSET)
+        selection: Selection | Unset
+        if isinstance(_selection,  Unset):
+            selection = UNSET
+        else:
+            selection = Selection.from_dict(_selection)
+
+
+
+
         warm_instances = d.pop("warm_instances", UNSET)
 
         app = cls(
@@ -257,6 +303,8 @@ class App:
             lossy=lossy,
             models=models,
             prefer=prefer,
+            redundancy=redundancy,
+            selection=selection,
             warm_instances=warm_instances,
         )
 

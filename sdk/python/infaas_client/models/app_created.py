@@ -18,6 +18,8 @@ import datetime
 if TYPE_CHECKING:
   from ..models.api_key_info import ApiKeyInfo
   from ..models.app_created_default_output_type_0 import AppCreatedDefaultOutputType0
+  from ..models.redundancy import Redundancy
+  from ..models.selection import Selection
 
 
 
@@ -44,6 +46,12 @@ class AppCreated:
             lossy (bool | Unset):  Default: False.
             models (list[str] | Unset):
             prefer (AppCreatedPrefer | Unset):  Default: AppCreatedPrefer.COST.
+            redundancy (Redundancy | Unset): An app's coded redundancy: `none`, or `parity` with coding groups of `k`
+                queries (2..4).
+            selection (Selection | Unset): How an app's queries choose among its models. `single`: the scheduler picks a
+                variant of one model
+                (the default); `exp3`: a bandit sends each query to one of `models`; `exp4`: every query goes to all of
+                `models` and their labels are combined by learned weights. Feedback moves the weights.
             warm_instances (int | Unset):  Default: 1.
      """
 
@@ -60,6 +68,8 @@ class AppCreated:
     lossy: bool | Unset = False
     models: list[str] | Unset = UNSET
     prefer: AppCreatedPrefer | Unset = AppCreatedPrefer.COST
+    redundancy: Redundancy | Unset = UNSET
+    selection: Selection | Unset = UNSET
     warm_instances: int | Unset = 1
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -70,6 +80,8 @@ class AppCreated:
     def to_dict(self) -> dict[str, Any]:
         from ..models.api_key_info import ApiKeyInfo # noqa: PLC0415
         from ..models.app_created_default_output_type_0 import AppCreatedDefaultOutputType0 # noqa: PLC0415
+        from ..models.redundancy import Redundancy # noqa: PLC0415
+        from ..models.selection import Selection # noqa: PLC0415
         api_key = self.api_key
 
         created_at = self.created_at.isoformat()
@@ -121,6 +133,14 @@ class AppCreated:
             prefer = self.prefer.value
 
 
+        redundancy: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.redundancy, Unset):
+            redundancy = self.redundancy.to_dict()
+
+        selection: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.selection, Unset):
+            selection = self.selection.to_dict()
+
         warm_instances = self.warm_instances
 
 
@@ -148,6 +168,10 @@ class AppCreated:
             field_dict["models"] = models
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
+        if redundancy is not UNSET:
+            field_dict["redundancy"] = redundancy
+        if selection is not UNSET:
+            field_dict["selection"] = selection
         if warm_instances is not UNSET:
             field_dict["warm_instances"] = warm_instances
 
@@ -159,6 +183,8 @@ class AppCreated:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.api_key_info import ApiKeyInfo # noqa: PLC0415
         from ..models.app_created_default_output_type_0 import AppCreatedDefaultOutputType0 # noqa: PLC0415
+        from ..models.redundancy import Redundancy # noqa: PLC0415
+        from ..models.selection import Selection # noqa: PLC0415
         d = dict(src_dict)
         api_key = d.pop("api_key")
 
@@ -249,6 +275,26 @@ class AppCreated:
 
 
 
+        _redundancy = d.pop("redundancy", UNSET)
+        redundancy: Redundancy | Unset
+        if isinstance(_redundancy,  Unset):
+            redundancy = UNSET
+        else:
+            redundancy = Redundancy.from_dict(_redundancy)
+
+
+
+
+        _selection = d.pop("selection", UNSET)
+        selection: Selection | Unset
+        if isinstance(_selection,  Unset):
+            selection = UNSET
+        else:
+            selection = Selection.from_dict(_selection)
+
+
+
+
         warm_instances = d.pop("warm_instances", UNSET)
 
         app_created = cls(
@@ -265,6 +311,8 @@ class AppCreated:
             lossy=lossy,
             models=models,
             prefer=prefer,
+            redundancy=redundancy,
+            selection=selection,
             warm_instances=warm_instances,
         )
 

@@ -16,6 +16,8 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0
+  from ..models.redundancy import Redundancy
+  from ..models.selection import Selection
 
 
 
@@ -38,6 +40,12 @@ class AppUpdate:
             default_output (AppUpdateDefaultOutputType0 | None | Unset):
             lossy (bool | Unset):
             prefer (AppUpdatePrefer | Unset):
+            redundancy (Redundancy | Unset): An app's coded redundancy: `none`, or `parity` with coding groups of `k`
+                queries (2..4).
+            selection (Selection | Unset): How an app's queries choose among its models. `single`: the scheduler picks a
+                variant of one model
+                (the default); `exp3`: a bandit sends each query to one of `models`; `exp4`: every query goes to all of
+                `models` and their labels are combined by learned weights. Feedback moves the weights.
             slo_policy (AppUpdateSloPolicy | Unset):
             warm_instances (int | Unset):
      """
@@ -49,6 +57,8 @@ class AppUpdate:
     default_output: AppUpdateDefaultOutputType0 | None | Unset = UNSET
     lossy: bool | Unset = UNSET
     prefer: AppUpdatePrefer | Unset = UNSET
+    redundancy: Redundancy | Unset = UNSET
+    selection: Selection | Unset = UNSET
     slo_policy: AppUpdateSloPolicy | Unset = UNSET
     warm_instances: int | Unset = UNSET
 
@@ -58,6 +68,8 @@ class AppUpdate:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0 # noqa: PLC0415
+        from ..models.redundancy import Redundancy # noqa: PLC0415
+        from ..models.selection import Selection # noqa: PLC0415
         cache = self.cache
 
         criticality: str | Unset = UNSET
@@ -92,6 +104,14 @@ class AppUpdate:
             prefer = self.prefer.value
 
 
+        redundancy: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.redundancy, Unset):
+            redundancy = self.redundancy.to_dict()
+
+        selection: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.selection, Unset):
+            selection = self.selection.to_dict()
+
         slo_policy: str | Unset = UNSET
         if not isinstance(self.slo_policy, Unset):
             slo_policy = self.slo_policy.value
@@ -118,6 +138,10 @@ class AppUpdate:
             field_dict["lossy"] = lossy
         if prefer is not UNSET:
             field_dict["prefer"] = prefer
+        if redundancy is not UNSET:
+            field_dict["redundancy"] = redundancy
+        if selection is not UNSET:
+            field_dict["selection"] = selection
         if slo_policy is not UNSET:
             field_dict["slo_policy"] = slo_policy
         if warm_instances is not UNSET:
@@ -130,6 +154,8 @@ class AppUpdate:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.app_update_default_output_type_0 import AppUpdateDefaultOutputType0 # noqa: PLC0415
+        from ..models.redundancy import Redundancy # noqa: PLC0415
+        from ..models.selection import Selection # noqa: PLC0415
         d = dict(src_dict)
         cache = d.pop("cache", UNSET)
 
@@ -195,6 +221,26 @@ class AppUpdate:
 
 
 
+        _redundancy = d.pop("redundancy", UNSET)
+        redundancy: Redundancy | Unset
+        if isinstance(_redundancy,  Unset):
+            redundancy = UNSET
+        else:
+            redundancy = Redundancy.from_dict(_redundancy)
+
+
+
+
+        _selection = d.pop("selection", UNSET)
+        selection: Selection | Unset
+        if isinstance(_selection,  Unset):
+            selection = UNSET
+        else:
+            selection = Selection.from_dict(_selection)
+
+
+
+
         _slo_policy = d.pop("slo_policy", UNSET)
         slo_policy: AppUpdateSloPolicy | Unset
         if isinstance(_slo_policy,  Unset):
@@ -215,6 +261,8 @@ class AppUpdate:
             default_output=default_output,
             lossy=lossy,
             prefer=prefer,
+            redundancy=redundancy,
+            selection=selection,
             slo_policy=slo_policy,
             warm_instances=warm_instances,
         )

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
@@ -20,18 +22,23 @@ T = TypeVar("T", bound="ConcurrencyPoint")
 
 @_attrs_define
 class ConcurrencyPoint:
-    """ 
+    """ Batch-1 requests measured while `concurrency` of them run at once on one instance (SERF).
+
         Attributes:
             concurrency (int):
             p50_ms (float):
             p99_ms (float):
-            qps (float):
+            qps (float): Requests per second the `concurrency` loops completed together.
+            mean_ms (float | None | Unset): Mean latency of one request; μ_i = 1000/mean_ms (None: profiled before SERF).
+            requests (int | None | Unset): Timed requests behind the point.
      """
 
     concurrency: int
     p50_ms: float
     p99_ms: float
     qps: float
+    mean_ms: float | None | Unset = UNSET
+    requests: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -47,6 +54,18 @@ class ConcurrencyPoint:
 
         qps = self.qps
 
+        mean_ms: float | None | Unset
+        if isinstance(self.mean_ms, Unset):
+            mean_ms = UNSET
+        else:
+            mean_ms = self.mean_ms
+
+        requests: int | None | Unset
+        if isinstance(self.requests, Unset):
+            requests = UNSET
+        else:
+            requests = self.requests
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -56,6 +75,10 @@ class ConcurrencyPoint:
             "p99_ms": p99_ms,
             "qps": qps,
         })
+        if mean_ms is not UNSET:
+            field_dict["mean_ms"] = mean_ms
+        if requests is not UNSET:
+            field_dict["requests"] = requests
 
         return field_dict
 
@@ -72,11 +95,33 @@ class ConcurrencyPoint:
 
         qps = d.pop("qps")
 
+        def _parse_mean_ms(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        mean_ms = _parse_mean_ms(d.pop("mean_ms", UNSET))
+
+
+        def _parse_requests(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        requests = _parse_requests(d.pop("requests", UNSET))
+
+
         concurrency_point = cls(
             concurrency=concurrency,
             p50_ms=p50_ms,
             p99_ms=p99_ms,
             qps=qps,
+            mean_ms=mean_ms,
+            requests=requests,
         )
 
 

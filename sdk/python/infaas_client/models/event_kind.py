@@ -4,6 +4,7 @@ class EventKind(StrEnum):
     FAILOVER = "failover"
     FAILURE = "failure"
     MODEL_AUTOSCALER = "model_autoscaler"
+    PIPELINE_PLANNER = "pipeline_planner"
     PROFILER = "profiler"
     REGISTRY = "registry"
     SUPERVISOR = "supervisor"

@@ -41,6 +41,9 @@ class InferResponse:
             default (bool | Unset): The SLO was missed and the app's default output answered. Default: False.
             failover (FailoverNote | None | Unset): Set when a fallback variant answered because the worker serving the app
                 failed.
+            reconstructed (bool | Unset): The outputs were decoded from the query's coding group's parity model output (app
+                redundancy parity), because that came before the query's own answer: an approximation, never cached. Default:
+                False.
      """
 
     hardware: str
@@ -55,6 +58,7 @@ class InferResponse:
     cached: bool | Unset = False
     default: bool | Unset = False
     failover: FailoverNote | None | Unset = UNSET
+    reconstructed: bool | Unset = False
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -96,6 +100,8 @@ class InferResponse:
         else:
             failover = self.failover
 
+        reconstructed = self.reconstructed
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -116,6 +122,8 @@ class InferResponse:
             field_dict["default"] = default
         if failover is not UNSET:
             field_dict["failover"] = failover
+        if reconstructed is not UNSET:
+            field_dict["reconstructed"] = reconstructed
 
         return field_dict
 
@@ -181,6 +189,8 @@ class InferResponse:
         failover = _parse_failover(d.pop("failover", UNSET))
 
 
+        reconstructed = d.pop("reconstructed", UNSET)
+
         infer_response = cls(
             hardware=hardware,
             latency_ms=latency_ms,
@@ -194,6 +204,7 @@ class InferResponse:
             cached=cached,
             default=default,
             failover=failover,
+            reconstructed=reconstructed,
         )
 
 

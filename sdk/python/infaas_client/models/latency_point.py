@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
@@ -25,11 +27,14 @@ class LatencyPoint:
             batch (int):
             p50_ms (float):
             p99_ms (float):
+            memory_bytes (int | None | Unset): Peak memory of the variant, measured in a fresh process, once batches up to
+                this size have run: GPU memory (NVML) for a GPU variant, host memory otherwise.
      """
 
     batch: int
     p50_ms: float
     p99_ms: float
+    memory_bytes: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -43,6 +48,12 @@ class LatencyPoint:
 
         p99_ms = self.p99_ms
 
+        memory_bytes: int | None | Unset
+        if isinstance(self.memory_bytes, Unset):
+            memory_bytes = UNSET
+        else:
+            memory_bytes = self.memory_bytes
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -51,6 +62,8 @@ class LatencyPoint:
             "p50_ms": p50_ms,
             "p99_ms": p99_ms,
         })
+        if memory_bytes is not UNSET:
+            field_dict["memory_bytes"] = memory_bytes
 
         return field_dict
 
@@ -65,10 +78,21 @@ class LatencyPoint:
 
         p99_ms = d.pop("p99_ms")
 
+        def _parse_memory_bytes(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        memory_bytes = _parse_memory_bytes(d.pop("memory_bytes", UNSET))
+
+
         latency_point = cls(
             batch=batch,
             p50_ms=p50_ms,
             p99_ms=p99_ms,
+            memory_bytes=memory_bytes,
         )
 
 

@@ -1,0 +1,167 @@
+"""The pipeline tuner's loop (InferLine's tuner, `policies/pipeline_tuner.py`): every tick, for each
+planned pipeline, the queries that arrived at its root stage's model (the demand counter, sampled once
+per tick) become the live arrival trace; the policy's actions are carried out through the executors'
+instance controls — load the stage's planned variant on another worker of its hardware, or drain one —
+and each is an event with the policy's reason.
+
+Arrivals are known at the tick's resolution (counts per tick, spread evenly inside it), so envelope
+windows shorter than the tick are not watched live. The planned envelope is recomputed from the trace
+the plan was made on (`services/planner/pipelines.py`: same rate, CV and seed).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import redis.asyncio as aioredis
+
+from infaas.clients.executor import ExecutorClient
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.core import workloads
+from infaas.data import store
+from infaas.policy.selection import USABLE_STATES
+from infaas.schemas.api import Principal
+from infaas.schemas.events import Outcome
+from infaas.schemas.pipelines import Pipeline, PipelinePlan
+from infaas.schemas.variants import VariantProfile
+from services.planner.event_log import EventLog
+from services.planner.loops.leader import LeaderLock
+from services.planner.pipelines import TRACE_S
+from services.planner.policies import pipeline_tuner as policy
+from services.planner.simulator.pipelines import StageConfig
+
+log = logging.getLogger(__name__)
+
+HISTORY_S = policy.ENVELOPE_MAX_S + 5.0
+ADMIN = Principal(role="admin")
+
+
+@dataclass
+class Tracked:
+    """One planned pipeline as the tuner follows it."""
+
+    plan: PipelinePlan
+    stages: list[policy.StageTuning]
+    envelope: policy.Envelope
+    state: policy.TunerState
+    counts: deque[tuple[float, int]] = field(default_factory=deque)
+    """(tick time, root model's query counter) over the last `HISTORY_S`."""
+
+
+def tuning_for(plan: PipelinePlan, variants: dict[str, VariantProfile], now: float) -> Tracked | None:
+    """The tuner's view of a plan: μ_m at the planned batch, ρ_m at the planning trace's peak 5 s rate
+    (the plan was estimated to meet the SLO through that peak), the planned envelope."""
+    trace = workloads.gamma(plan.rate_qps, TRACE_S, cv=plan.cv, seed=0)
+    peak = float(np.bincount((trace // policy.DOWN_WINDOW_S).astype(int)).max()) / policy.DOWN_WINDOW_S
+    stages, service_s = [], 0.0
+    for s in plan.stages:
+        v = variants.get(s.variant)
+        if v is None:
+            return None  # a planned variant no longer published: nothing to tune until it is re-planned
+        config = StageConfig(v, s.batch, s.replicas)
+        service_s += v.latency_ms(s.batch, tail=False) / 1000
+        rho = peak * s.scale / (s.replicas * config.rows_per_s())
+        stages.append(policy.StageTuning(s.stage, s.scale, config.rows_per_s(), max(rho, 1e-3)))
+    envelope = policy.planned_envelope(trace, max(service_s, 1.0))
+    state = policy.TunerState({s.stage: s.replicas for s in plan.stages}, last_action_at=now)
+    return Tracked(plan, stages, envelope, state)
+
+
+def arrivals_from(counts: deque[tuple[float, int]]) -> np.ndarray:
+    """Per-tick counts as arrival times spread evenly inside each tick."""
+    times: list[np.ndarray] = []
+    for (t0, c0), (t1, c1) in zip(counts, list(counts)[1:], strict=False):
+        n = max(0, c1 - c0)
+        if n:
+            times.append(t0 + (np.arange(n) + 1) * (t1 - t0) / n)
+    return np.concatenate(times) if times else np.empty(0)
+
+
+class PipelineTuner:
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        lock: LeaderLock,
+        registry: AsyncRegistryClient,
+        executors: ExecutorClient,
+        events: EventLog,
+        heartbeat_ttl_s: float,
+    ) -> None:
+        self.redis, self.lock, self.registry = redis, lock, registry
+        self.executors, self.events, self.heartbeat_ttl_s = executors, events, heartbeat_ttl_s
+        self.tracked: dict[str, Tracked] = {}
+
+    async def tick(self) -> list[policy.TunerAction]:
+        if not await self.lock.hold():
+            return []
+        now = time.time()
+        planned = [p for p in await self.registry.pipelines(ADMIN) if p.plan is not None and p.plan.feasible]
+        if not planned:  # nothing to tune: no need to read every variant from the store each second
+            self.tracked.clear()
+            return []
+        variants = await store.read_variants(self.redis)
+        done: list[policy.TunerAction] = []
+        for pipeline in planned:
+            assert pipeline.plan is not None
+            tracked = self.tracked.get(pipeline.name)
+            if tracked is None or tracked.plan.planned_at != pipeline.plan.planned_at:
+                fresh = tuning_for(pipeline.plan, variants, now)
+                if fresh is None:
+                    continue
+                tracked = self.tracked[pipeline.name] = fresh
+            root_model = next(s.model for s in pipeline.stages if s.name == pipeline.order[0])
+            raw = await self.redis.hget(store.demand_key(root_model), "queries")
+            tracked.counts.append((now, int(raw) if raw else 0))
+            while tracked.counts and tracked.counts[0][0] < now - HISTORY_S:
+                tracked.counts.popleft()
+            if len(tracked.counts) < 2:
+                continue
+            actions, tracked.state = policy.tune(
+                now, arrivals_from(tracked.counts), tracked.stages, tracked.envelope, tracked.state
+            )
+            for action in actions:
+                await self._carry_out(pipeline, tracked.plan, action)
+            done.extend(actions)
+        for gone in set(self.tracked) - {p.name for p in planned}:
+            del self.tracked[gone]
+        return done
+
+    async def _carry_out(self, pipeline: Pipeline, plan: PipelinePlan, action: policy.TunerAction) -> None:
+        stage = next(s for s in plan.stages if s.stage == action.stage)
+        workers, instances = await store.read_live(self.redis, now=time.time(), ttl_s=self.heartbeat_ttl_s)
+        hosting = [
+            i.worker_id for i in instances if i.variant_id == stage.variant and i.state in USABLE_STATES
+        ]
+        urls = {w.id: w.url for w in workers}
+        outcome: Outcome = "done"
+        note = ""
+        try:
+            if action.replicas_to > action.replicas_from:
+                free = [w for w in workers if w.hardware == stage.hardware and w.id not in hosting]
+                want = action.replicas_to - len(hosting)
+                for worker in free[: max(0, want)]:
+                    await self.executors.load(worker.url, stage.variant)
+                if want > len(free):
+                    note = f"; only {len(hosting) + len(free)} {stage.hardware} workers can host it"
+            else:
+                for wid in hosting[action.replicas_to :]:
+                    await self.executors.drain_instance(urls[wid], stage.variant)
+        except Exception as exc:  # a failed load or drain is an outcome to record, not a crash of the loop
+            outcome, note = "failed", f"; {exc}"
+        up = action.replicas_to > action.replicas_from
+        await self.events.record(
+            kind="pipeline_planner",
+            action="tune_up" if up else "tune_down",
+            outcome=outcome,
+            reason=(
+                f"pipeline {pipeline.name}, stage {action.stage}: {action.replicas_from} -> "
+                f"{action.replicas_to} replicas: {action.reason}{note}"
+            ),
+            model=next(s.model for s in pipeline.stages if s.name == action.stage),
+            variant=stage.variant,
+        )

@@ -1,0 +1,226 @@
+"""Pipelines (InferLine): registration with the graph checked against the models' signatures, listing,
+deletion and the planner's plan. A refused pipeline stores nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from infaas.core.errors import Conflict, InvalidInput, NotFound
+from infaas.data.db import AppRow, PipelineRow
+from infaas.schemas.api import Principal
+from infaas.schemas.pipelines import Pipeline, PipelineCreate, PipelineEdge, PipelinePlan
+from services.registry import repository as repo
+from services.registry import service
+
+
+def check_graph(spec: PipelineCreate, signatures: dict[str, dict[str, Any]]) -> list[str]:
+    """The stages root first, or a 422 naming what is wrong: a duplicate stage, an edge to an unknown
+    stage, a cycle, more than one root, a stage fed by two edges, an input left unfed, or a source output
+    whose dtype or shape does not fit the input it feeds. `signatures`: model name → its signature JSON
+    (every stage's model is in it: unknown models were refused before)."""
+    names = [s.name for s in spec.stages]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InvalidInput(f"stage names must be unique: {dupes} appear twice", stages=dupes)
+    model_of = {s.name: s.model for s in spec.stages}
+    for edge in spec.edges:
+        for end in (edge.source, edge.target):
+            if end not in model_of:
+                raise InvalidInput(f"edge {edge.source} -> {edge.target} names no stage {end!r}", stage=end)
+    cycle = _cycle(names, spec.edges)
+    if cycle:
+        raise InvalidInput(f"the stages form a cycle: {' -> '.join(cycle)}", cycle=cycle)
+    parents: dict[str, list[str]] = {n: [] for n in names}
+    for edge in spec.edges:
+        parents[edge.target].append(edge.source)
+    roots = [n for n in names if not parents[n]]
+    if len(roots) != 1:
+        raise InvalidInput(
+            f"a pipeline has exactly one root stage (fed by the query); found {roots}", roots=roots
+        )
+    fed_twice = [n for n in names if len(parents[n]) > 1]
+    if fed_twice:
+        raise InvalidInput(f"stage {fed_twice[0]!r} is fed by more than one edge", stage=fed_twice[0])
+    for edge in spec.edges:
+        _check_edge(edge, signatures[model_of[edge.source]], signatures[model_of[edge.target]])
+    return _order(roots[0], spec.edges)
+
+
+def _cycle(names: list[str], edges: list[PipelineEdge]) -> list[str]:
+    """One cycle as the stages along it (first stage repeated at the end), or [] when there is none."""
+    children: dict[str, list[str]] = {n: [] for n in names}
+    for edge in edges:
+        children[edge.source].append(edge.target)
+    color = dict.fromkeys(names, 0)  # 0 unseen, 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        color[node] = 1
+        path.append(node)
+        for child in children[node]:
+            if color[child] == 1:
+                return [*path[path.index(child) :], child]
+            if color[child] == 0 and (found := visit(child)):
+                return found
+        path.pop()
+        color[node] = 2
+        return []
+
+    for name in names:
+        if color[name] == 0 and (found := visit(name)):
+            return found
+    return []
+
+
+def _order(root: str, edges: list[PipelineEdge]) -> list[str]:
+    """Breadth first from the root: every stage after the one that feeds it."""
+    order, frontier = [root], [root]
+    while frontier:
+        frontier = [e.target for s in frontier for e in edges if e.source == s]
+        order.extend(frontier)
+    return order
+
+
+def _check_edge(edge: PipelineEdge, source: dict[str, Any], target: dict[str, Any]) -> None:
+    outputs = {o["name"]: o for o in source["outputs"]}
+    inputs = {i["name"]: i for i in target["inputs"]}
+    where = f"edge {edge.source} -> {edge.target}"
+    unfed = sorted(set(inputs) - set(edge.inputs))
+    unknown = sorted(set(edge.inputs) - set(inputs))
+    if unfed or unknown:
+        raise InvalidInput(
+            f"{where}: inputs must name every input of {edge.target!r} exactly",
+            edge=[edge.source, edge.target],
+            expected=sorted(inputs),
+            missing=unfed,
+            unexpected=unknown,
+        )
+    for name, output in edge.inputs.items():
+        if output not in outputs:
+            raise InvalidInput(
+                f"{where}: {edge.source!r} has no output {output!r}",
+                edge=[edge.source, edge.target],
+                outputs=sorted(outputs),
+            )
+        out, inp = outputs[output], inputs[name]
+        if out["dtype"] != inp["dtype"]:
+            raise InvalidInput(
+                f"{where}: output {output!r} holds {out['dtype']} but input {name!r} takes {inp['dtype']}",
+                edge=[edge.source, edge.target],
+            )
+        if not _shapes_fit(out["shape"], inp["shape"]):
+            raise InvalidInput(
+                f"{where}: output {output!r} has shape {out['shape']}, input {name!r} takes {inp['shape']}",
+                edge=[edge.source, edge.target],
+            )
+    if edge.when is not None:
+        cond = outputs.get(edge.when.output)
+        if cond is None:
+            raise InvalidInput(f"{where}: the branch condition names no output of {edge.source!r}")
+        width = cond["shape"][-1] if len(cond["shape"]) >= 2 else None
+        if isinstance(width, int) and any(not 0 <= c < width for c in edge.when.classes):
+            raise InvalidInput(f"{where}: branch classes must lie in [0, {width}) of {edge.when.output!r}")
+
+
+def _shapes_fit(out: list[int | None], inp: list[int | None]) -> bool:
+    """Same rank and every known dimension equal (None, the batch or a dynamic axis, fits anything)."""
+    return len(out) == len(inp) and all(
+        a is None or b is None or a == b for a, b in zip(out, inp, strict=True)
+    )
+
+
+def create(session: Session, principal: Principal, spec: PipelineCreate) -> PipelineRow:
+    app = service.app_for(session, principal, spec.app)
+    if _by_name(session, spec.name) is not None:
+        raise Conflict(f"pipeline {spec.name!r} already exists", pipeline=spec.name)
+    if repo.model_by_name(session, spec.name) is not None or repo.app_by_name(session, spec.name) is not None:
+        # The name is also the pipeline's model name under the Open Inference Protocol.
+        raise Conflict(f"{spec.name!r} already names a model or an app", pipeline=spec.name)
+    signatures: dict[str, dict[str, Any]] = {}
+    for stage in spec.stages:
+        model = repo.model_by_name(session, stage.model)
+        if model is None or model.app_id != app.id:
+            raise InvalidInput(
+                f"stage {stage.name!r}: no model {stage.model!r} in app {app.name!r}",
+                stage=stage.name,
+                model=stage.model,
+            )
+        signatures[stage.model] = model.signature
+    order = check_graph(spec, signatures)
+    row = PipelineRow(
+        name=spec.name,
+        app_id=app.id,
+        slo_ms=spec.slo_ms,
+        min_accuracy=spec.min_accuracy,
+        spec={
+            "stages": [s.model_dump() for s in spec.stages],
+            "edges": [e.model_dump() for e in spec.edges],
+        },
+        order=order,
+    )
+    session.add(row)
+    try:
+        session.commit()
+    except IntegrityError as exc:  # a concurrent create of the same name
+        session.rollback()
+        raise Conflict(f"pipeline {spec.name!r} already exists", pipeline=spec.name) from exc
+    return row
+
+
+def _by_name(session: Session, name: str) -> PipelineRow | None:
+    return session.scalars(select(PipelineRow).where(PipelineRow.name == name)).one_or_none()
+
+
+def row_for(session: Session, principal: Principal, name: str) -> PipelineRow:
+    """The pipeline, if it exists (404) and the caller may see it (403)."""
+    row = _by_name(session, name)
+    if row is None:
+        raise NotFound(f"no pipeline {name!r}", pipeline=name)
+    app = session.get(AppRow, row.app_id)
+    service.app_for(session, principal, app.name if app else "")
+    return row
+
+
+def internal_row(session: Session, name: str) -> PipelineRow:
+    row = _by_name(session, name)
+    if row is None:
+        raise NotFound(f"no pipeline {name!r}", pipeline=name)
+    return row
+
+
+def rows(session: Session, principal: Principal) -> list[PipelineRow]:
+    query = select(PipelineRow).order_by(PipelineRow.name)
+    if principal.role != "admin":
+        query = query.where(PipelineRow.app_id == service.app_for(session, principal, principal.app or "").id)
+    return list(session.scalars(query))
+
+
+def delete(session: Session, principal: Principal, name: str) -> None:
+    session.delete(row_for(session, principal, name))
+    session.commit()
+
+
+def set_plan(session: Session, name: str, plan: PipelinePlan) -> PipelineRow:
+    row = internal_row(session, name)
+    row.plan = plan.model_dump(mode="json")
+    session.commit()
+    return row
+
+
+def view(session: Session, row: PipelineRow) -> Pipeline:
+    app = session.get(AppRow, row.app_id)
+    return Pipeline(
+        name=row.name,
+        app=app.name if app else "",
+        slo_ms=row.slo_ms,
+        min_accuracy=row.min_accuracy,
+        stages=row.spec["stages"],
+        edges=row.spec["edges"],
+        order=row.order,
+        plan=PipelinePlan.model_validate(row.plan) if row.plan else None,
+        created_at=row.created_at,
+    )

@@ -1,0 +1,88 @@
+"""Choosing the cheapest configuration that meets an SLO, on hand-made concurrency profiles."""
+
+from __future__ import annotations
+
+import pytest
+
+from infaas.core.costs import PriceTable
+from infaas.policy.configuration import Configuration, choose, configurations, instances_for, table
+
+PRICES = PriceTable(cpu_vcpu_hour=3.6, gpu_hour=3.6)  # $0.001 per vCPU-second or GPU-second
+
+
+def _cpu(mean_ms: list[float], threads: int = 1, vid: str = "m-cpu") -> list[Configuration]:
+    return configurations(
+        variant_id=vid, hardware="cpu", threads=threads, max_batch=1, mean_ms=mean_ms, prices=PRICES
+    )
+
+
+def test_costs_count_the_cores_each_concurrent_request_holds() -> None:
+    cpu = _cpu([10.0, 12.0, 16.0], threads=2)
+    assert [c.cost_per_s for c in cpu] == pytest.approx([0.002, 0.004, 0.006])
+    assert cpu[2].service_rates == pytest.approx((100.0, 1000 / 12, 62.5))
+    gpu = configurations(
+        variant_id="m-gpu", hardware="cuda", threads=1, max_batch=1, mean_ms=[5.0, 6.0], prices=PRICES
+    )
+    assert gpu[0].cost_per_s == gpu[1].cost_per_s  # one device however many requests share it
+    assert _cpu([10.0, 0.0]) == []  # a broken profile offers no configuration
+
+
+def test_low_load_takes_one_request_at_a_time() -> None:
+    # c = 1 at 20 req/s: W = 10 + ρ/(2μ(1 − ρ)) = 10 + 1.25 ms, well inside 30 ms, on one vCPU.
+    choice = choose(_cpu([10.0, 10.5]), 20.0, 30.0)
+    assert choice is not None and choice.meets_slo
+    assert (choice.configuration.concurrency, choice.instances) == (1, 1)
+    assert choice.prediction.latency_ms == pytest.approx(11.25)
+    assert choice.cost_per_s == pytest.approx(0.001)
+
+
+def test_strong_interference_replicates_instead_of_running_concurrently() -> None:
+    # Two requests together take 20 ms each: c = 2 carries no more than c = 1 (100 req/s) and costs
+    # twice as much. At 150 req/s, c = 1 needs 2 instances (≤ 80 req/s each meets 30 ms: ρ ≤ 0.8).
+    choice = choose(_cpu([10.0, 20.0]), 150.0, 30.0)
+    assert choice is not None and choice.meets_slo
+    assert (choice.configuration.concurrency, choice.instances) == (1, 2)
+    assert choice.prediction.latency_ms == pytest.approx(25.0)  # 75 req/s each: 10 + 15 ms
+
+
+def test_weak_interference_ties_on_cost_and_wins_on_latency() -> None:
+    # μ2 ≈ 95 req/s: one c = 2 instance (2 vCPUs) carries 150 req/s at ~19.1 ms, the same cost as two
+    # c = 1 instances at 25 ms, so the lower predicted latency decides.
+    choice = choose(_cpu([10.0, 10.5]), 150.0, 30.0)
+    assert choice is not None
+    assert (choice.configuration.concurrency, choice.instances) == (2, 1)
+    assert choice.prediction.latency_ms == pytest.approx(19.08, abs=0.01)
+
+
+def test_an_accelerator_runs_concurrently_for_free() -> None:
+    gpu = configurations(
+        variant_id="m-gpu",
+        hardware="cuda",
+        threads=1,
+        max_batch=1,
+        mean_ms=[5.0, 5.5, 6.5, 8.0],
+        prices=PRICES,
+    )
+    choice = choose(gpu + _cpu([10.0, 10.5]), 400.0, 20.0)
+    assert choice is not None and choice.configuration.hardware == "cuda"
+    assert choice.instances == 1 and choice.configuration.concurrency >= 3  # 400 req/s > 2 × 182
+
+
+def test_no_configuration_meets_the_slo() -> None:
+    choice = choose(_cpu([10.0, 12.0]) + _cpu([6.0, 9.0], threads=2, vid="m-t2"), 50.0, 5.0)
+    assert choice is not None and not choice.meets_slo
+    assert choice.configuration.variant_id == "m-t2"  # the fastest, reported as such
+    assert "no configuration" in choice.why
+    assert instances_for(_cpu([10.0])[0], 50.0, 5.0) is None
+    assert choose([], 10.0, 30.0) is None
+
+
+def test_the_table_switches_to_dearer_configurations_as_load_grows() -> None:
+    candidates = _cpu([10.0, 11.0, 13.0, 17.0]) + _cpu([6.0, 7.0, 9.0, 12.0], threads=2, vid="m-t2")
+    rows = table(candidates, 30.0, [0.0, 50.0, 100.0, 200.0, 400.0, 800.0])
+    costs = [c.cost_per_s for _, c in rows if c is not None]
+    assert len(costs) == 6 and all(c.meets_slo for _, c in rows if c is not None)
+    assert costs == sorted(costs) and costs[0] < costs[-1]
+    for lam, c in rows:
+        assert c is not None and c.prediction.latency_ms <= 30.0
+        assert c.prediction.arrival_rps == pytest.approx(lam / c.instances)
