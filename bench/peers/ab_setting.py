@@ -4,11 +4,18 @@ at one rate (A B B A A B …) so that a noisy stretch of the shared host falls o
 p50/p99/p99.9 and the gateway's CPU per query. A diagnostic for what `run.py` shows to be slow.
 
     .venv/bin/python bench/peers/ab_setting.py INFAAS_UI_LOAD_SAMPLE_S=0 --model tiny --rate 100 --rounds 4
+
+`--variant` pins the queries to one of the model's variants (its id after `<model>.`), e.g. delayed
+batching (chosen by each instance) against none, on the batching-friendly model's fp32 form:
+
+    .venv/bin/python bench/peers/ab_setting.py INFAAS_MAX_QUEUE_DELAY_MS=0 --model fixed \
+        --variant onnxruntime-basic-fp32-cpu-b64-t1 --rate 400 --rounds 4
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -34,6 +41,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
+    p.add_argument("--variant", help="pin the queries to <model>.<VARIANT>")
     a = p.parse_args()
     name, sep, value = a.setting.partition("=")
     if not sep:
@@ -67,6 +75,12 @@ def main() -> None:
             label: systems.endpoints("infaas", s.port, [a.model], {"Authorization": f"Bearer {key}"})[0]
             for label, (s, key) in suites.items()
         }
+        if a.variant:
+            pinned = f'],"variant":"{a.model}.{a.variant}"}}'.encode()
+            eps = {
+                label: dataclasses.replace(ep, wrap=lambda text: b'{"inputs":[' + text + pinned)
+                for label, ep in eps.items()
+            }
         for label, ep in eps.items():  # warm
             runner.open_loop(ep, suites[label][0], rows, a.rate / 2, 2.0)
         p99s: dict[str, list[float]] = {"A": [], "B": []}
@@ -75,10 +89,11 @@ def main() -> None:
             for label in ("A", "B") if i % 2 == 0 else ("B", "A"):
                 r = runner.open_loop(eps[label], suites[label][0], rows, a.rate, a.seconds)
                 gateway = r["server_cpu_s"].get("gateway", 0.0) / max(1, r["ok"]) * 1e6
+                total = sum(r["server_cpu_s"].values()) / max(1, r["ok"]) * 1e6
                 p99s[label].append(r["p99"])
                 print(
                     f"  {label} p50 {r['p50']:7.2f} p99 {r['p99']:7.2f} p99.9 {r['p999']:7.2f} ms  "
-                    f"gateway {gateway:5.0f} µs/query  errors {r['errors'] or 0}  "
+                    f"gateway {gateway:5.0f}, all {total:5.0f} µs/query  errors {r['errors'] or 0}  "
                     f"other load on the core {r['other_on_server_core']:.2f}",
                     flush=True,
                 )
