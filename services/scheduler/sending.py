@@ -46,6 +46,10 @@ class Sender:
             else None
         )
         self._ids = itertools.count()  # query ids: unique per dispatcher, whose reply channel is its own
+        # Where the search for the least-loaded worker starts, advanced per query: ties (every worker idle
+        # from this dispatcher's view, the usual case below saturation) go round the workers instead of
+        # always to the first, which left the others' instances warm but unused.
+        self._turn = itertools.count()
         # Rows sent per variant, not yet added to the store's counter (the dispatcher's housekeeping does).
         self.offered_rows: Counter[str] = Counter()
         # Queries waiting on a stream: id -> (variant, entry id), for taking them back after a failure.
@@ -53,7 +57,8 @@ class Sender:
 
     def target(self, decision: Decision) -> WorkerView | None:
         """The worker to push the query to: the one it is being loaded on, or among the workers with an
-        active instance the one this dispatcher has the fewest queries waiting on. None: use streams."""
+        active instance the one this dispatcher has the fewest queries waiting on (ties in turn). None: use
+        streams."""
         if self.push is None:
             return None
         if decision.action == "load":
@@ -64,12 +69,14 @@ class Sender:
         if len(workers) == 1:
             return workers[0]
         push = self.push
+        start = next(self._turn) % len(workers)
+        rotated = workers[start:] + workers[:start]  # min keeps the first of equals: the turn's
         spread = SPREAD.get()
         if spread is not None:  # a coded query: away from its coding group's other members
-            chosen = min(workers, key=lambda w: (w.push in spread, push.in_flight(w.push)))
+            chosen = min(rotated, key=lambda w: (w.push in spread, push.in_flight(w.push)))
             spread.add(chosen.push)
             return chosen
-        return min(workers, key=lambda w: push.in_flight(w.push))
+        return min(rotated, key=lambda w: push.in_flight(w.push))
 
     async def send(
         self,
