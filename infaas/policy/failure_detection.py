@@ -54,3 +54,27 @@ def unseen_for_ttl(last_seen: float, reachable_since: float, now: float, ttl_s: 
     failed does not count against it. Schedulers keep such a worker (`services/scheduler/liveness.py`);
     the planner's snapshot fallback does not declare it."""
     return now - max(last_seen, reachable_since) >= ttl_s
+
+
+def missing_recently_seen(
+    seen_at: Mapping[str, float],
+    beats: Mapping[str, float],
+    *,
+    now: float,
+    reachable_since: float,
+    ttl_s: float,
+) -> tuple[tuple[str, ...], dict[str, float]]:
+    """Workers whose heartbeat was seen within `ttl_s` (while Redis answered) that the store no longer
+    lists at all: Redis lost their keys (restarted empty, or flushed) and they will heartbeat again
+    within an interval. A plan made on such a read counts their instances as gone.
+    `beats`: the store's heartbeat index, worker -> last heartbeat (0: left on purpose or declared
+    failed); `seen_at`: what the previous call returned. A worker that stopped heartbeating stays listed
+    with its old time, so it is never missing: it goes once its heartbeat is a TTL old, as it should.
+    Returns the missing workers, sorted, and the `seen_at` to pass next time."""
+    kept = {w: at for w, at in beats.items() if at > 0}
+    missing = []
+    for worker, at in seen_at.items():
+        if worker not in beats and not unseen_for_ttl(at, reachable_since, now, ttl_s):
+            kept[worker] = at
+            missing.append(worker)
+    return tuple(sorted(missing)), kept

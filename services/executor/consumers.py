@@ -90,7 +90,7 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
 
 async def consume_stream(worker: Worker, instance: Instance) -> None:
     """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
-    pending before a restart. A short batch may first wait briefly for company (`batch_delay_for`)."""
+    pending before a restart or a failed read. A short batch may first wait briefly for company (`batch_delay_for`)."""
     stream = store.stream_key(instance.profile.id)
     cursor = "0"  # re-read entries delivered to this consumer before a restart
     while not instance.draining:
@@ -121,6 +121,10 @@ async def consume_stream(worker: Worker, instance: Instance) -> None:
                     await worker.redis.xgroup_create(stream, store.STREAM_GROUP, id="0", mkstream=True)
                 continue
             log.exception("reading %s failed; retrying", stream)
+            # A read that failed may still have been delivered (the reply lost to a timeout, e.g. after
+            # the process was paused): its entries wait in this consumer's pending list, which only a
+            # read from "0" returns. Without it they were never answered.
+            cursor = "0"
             await asyncio.sleep(0.5)
             continue
         if cursor == "0" and not entries:

@@ -5,7 +5,9 @@ Each tick: hold the leader lease (else do nothing), observe (`observe.py`), deci
 pure policy — the scaling policy, then interference mitigation (`policies/interference.py`) and
 warm instances (`policies/warm.py`) for the models it left alone — record the decision with its
 reason, carry it out, record the outcome. A model with a decision still being carried out is left
-alone until it finishes, so two ticks never race.
+alone until it finishes, so two ticks never race. A tick whose read lacks a worker seen within a heartbeat
+TTL that the store no longer lists at all plans nothing (Redis lost its keys, e.g. restarted empty:
+planning then would replace instances that still serve); the hold is an event, once per episode.
 Carrying out: loads first (`POST /v1/instances` on the chosen workers, concurrently), then drains
 (`POST /v1/instances/{variant}/drain`) of the instances being replaced or removed — capacity only goes
 once its replacement is active, and a drain serves everything that was queued for it.
@@ -28,7 +30,7 @@ from infaas.data import store
 from infaas.policy.selection import InstanceView
 from services.planner.event_log import EventLog
 from services.planner.loops.leader import LeaderLock
-from services.planner.loops.observe import InstanceAges, LoadMeter, SloCache, observe
+from services.planner.loops.observe import InstanceAges, KnownWorkers, LoadMeter, SloCache, observe
 from services.planner.loops.parity import ParityKeeper
 from services.planner.policies import greedy, ilp, interference, warm
 from services.planner.policies.pressure import assess
@@ -112,20 +114,33 @@ class ModelAutoscaler:
         # Warm backups (worker, variant) the failover loop keeps: idle by design, not capacity to scale.
         self.reserved: set[tuple[str, str]] = set()
         self.parity = ParityKeeper(redis=redis, executors=executors, events=events)
+        self.known = KnownWorkers(heartbeat_ttl_s, clock())
+        self.missing: tuple[str, ...] = ()  # the workers the current hold waits for (one event per episode)
 
     async def tick(self) -> list[Decision]:
         """One round: observe, decide, start carrying out. Returns the decisions started."""
         if not await self.lock.hold():
             return []
-        snapshot = await observe(
-            self.redis,
-            self.meter,
-            self.slos,
-            heartbeat_ttl_s=self.heartbeat_ttl_s,
-            now=self.clock(),
-            variants_from=self.variants,
-            ages=self.ages,
-        )
+        try:
+            snapshot = await observe(
+                self.redis,
+                self.meter,
+                self.slos,
+                heartbeat_ttl_s=self.heartbeat_ttl_s,
+                now=self.clock(),
+                variants_from=self.variants,
+                ages=self.ages,
+            )
+            missing = await self.known.missing(self.redis, snapshot.now)
+        except Exception:
+            self.known.failed()
+            raise
+        if missing:
+            await self._hold_for(missing)
+            return []
+        if self.missing:
+            log.info("the store lists every known worker again: planning resumes")
+            self.missing = ()
         await self.parity.tick(snapshot)  # parity instances for apps with parity redundancy (`parity.py`)
         if self.reserved:
             kept = tuple(i for i in snapshot.instances if (i.worker_id, i.variant_id) not in self.reserved)
@@ -180,6 +195,29 @@ class ModelAutoscaler:
         self.holding = holding
         self.requests.only({hw for _, hw in asking if hw is not None})
         return list(decisions)
+
+    async def _hold_for(self, missing: tuple[str, ...]) -> None:
+        if set(missing) <= set(self.missing):
+            return
+        self.missing = missing
+        reason = (
+            f"no scaling (models or workers): the store no longer lists {len(missing)} worker(s) whose "
+            f"last heartbeat is less than the heartbeat TTL ({self.heartbeat_ttl_s:g} s) old "
+            f"({', '.join(missing)}): Redis restarted empty or lost their keys; planning waits for "
+            "their next heartbeat, or the TTL"
+        )
+        try:
+            await self.events.record(
+                kind="model_autoscaler",
+                action="hold",
+                outcome="decided",
+                reason=reason,
+                worker=missing[0] if len(missing) == 1 else None,
+                details={"policy": self.policy_name, "missing": list(missing)},
+            )
+        except Exception as exc:  # the database briefly away must not stop scaling
+            log.warning("recording an event failed: %s (%s)", exc, reason)
+        log.warning("hold: %s", reason)
 
     async def settle(self) -> None:
         """Wait for every decision being carried out (tests and shutdown)."""

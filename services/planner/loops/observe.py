@@ -15,6 +15,7 @@ import redis.asyncio as aioredis
 
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import store
+from infaas.policy.failure_detection import missing_recently_seen
 from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
 from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand
@@ -96,6 +97,36 @@ class Demand:
     shed_qps: float
     late_qps: float
     missed_share: float
+
+
+class KnownWorkers:
+    """The workers a planner loop has read, to tell a read that lacks some of them because Redis lost
+    their keys (restarted empty: they heartbeat again within an interval) from one where they are gone
+    (`missing_recently_seen`). A loop that plans on the first kind replaces capacity that still serves."""
+
+    def __init__(self, ttl_s: float, now: float) -> None:
+        self.ttl_s = ttl_s
+        self.seen_at: dict[str, float] = {}
+        self.reachable_since = now  # when reads last came back after failing
+        self.failing = False
+
+    async def missing(self, redis: aioredis.Redis, now: float) -> tuple[str, ...]:
+        """After a successful read at `now`: the known workers the store no longer lists although their
+        heartbeat is less than a TTL old (`missing_recently_seen`). Call `failed` when a read fails."""
+        beats = await redis.zrange(store.WORKERS, 0, -1, withscores=True)
+        if self.failing:
+            self.failing, self.reachable_since = False, now
+        missing, self.seen_at = missing_recently_seen(
+            self.seen_at,
+            {store.text(w): float(at) for w, at in beats},
+            now=now,
+            reachable_since=self.reachable_since,
+            ttl_s=self.ttl_s,
+        )
+        return missing
+
+    def failed(self) -> None:
+        self.failing = True  # the time until Redis answers again does not count against workers
 
 
 class InstanceAges:

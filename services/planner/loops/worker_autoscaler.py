@@ -23,7 +23,7 @@ from infaas.data import store
 from services.planner.event_log import EventLog
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import WorkerRequests
-from services.planner.loops.observe import DRAINING_KEY
+from services.planner.loops.observe import DRAINING_KEY, KnownWorkers
 from services.planner.policies.worker_pool import WorkerConfig, WorkerDecision, WorkerSnapshot, plan
 from services.planner.providers.base import WorkerProvider
 
@@ -55,13 +55,23 @@ class WorkerAutoscaler:
         self.clock = clock
         self.idle_since: dict[str, float] = {}
         self.removing: dict[str, asyncio.Task[None]] = {}
+        self.known = KnownWorkers(heartbeat_ttl_s, clock())
 
     async def tick(self) -> list[WorkerDecision]:
         if not await self.lock.hold():
             return []
         now = self.clock()
-        workers, instances = await store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s)
-        draining = {store.text(w) for w in await self.redis.smembers(DRAINING_KEY)}
+        try:
+            workers, instances = await store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s)
+            draining = {store.text(w) for w in await self.redis.smembers(DRAINING_KEY)}
+            missing = await self.known.missing(self.redis, now)
+        except Exception:
+            self.known.failed()
+            raise
+        if missing:
+            # Redis lost workers that live (restarted empty): the pool would look short or idle. The
+            # model autoscaler's hold event says so; nothing is added or drained until they heartbeat.
+            return []
         self.removing = {w: t for w, t in self.removing.items() if not t.done()}
         asked = {kind: why for kind, (_, why) in self.requests.take().items()}
         snapshot = WorkerSnapshot(

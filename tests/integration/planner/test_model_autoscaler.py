@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -274,3 +275,46 @@ async def test_draining_the_last_instance_strands_no_query(
     finally:
         await executors.aclose()
         await client.aclose()
+
+
+async def test_a_worker_redis_lost_holds_scaling_until_its_heartbeat_ttl_has_passed(
+    cluster: Cluster, queries: QuerySource, redis_url: str
+) -> None:
+    """Redis loses a live worker's keys (what a restart with no data does): the autoscaler's read then
+    shows its instance gone, and planning on it would load a replacement while the instance still serves.
+    It holds instead, with one event naming the worker, until the worker heartbeats again or its last
+    heartbeat is a TTL old (here: the worker is paused, so the TTL passes and the replacement is loaded)."""
+    variant = cluster.profile("digits.a", saturation_qps=SATURATION)
+    async with autoscaler(cluster, redis_url, variant) as (scaler, events, executors, client):
+        await executors.load(cluster.executor_urls[0], variant.id)
+        await async_wait_for(lambda: cluster.live_instances(variant.id), what="the instance live")
+        (lost,) = cluster.live_instances(variant.id)
+        load = asyncio.create_task(queries.send(variant.id, rate=15, seconds=20))
+        assert await scaler.tick() == []  # 15 qps on a 30 qps instance: nothing to do
+        victim = cluster.suite.procs["executor"]
+        victim.send_signal(signal.SIGSTOP)  # it must not heartbeat its keys back during the test
+        try:
+            await client.delete(store.worker_key(lost), store.instances_key(lost))
+            await client.zrem(store.WORKERS, lost)
+            lost_at = time.time()
+            assert await scaler.tick() == []
+            held = await events.list(action="hold")
+            assert len(held) == 1 and lost in held[0].reason, [e.reason for e in held]
+            decisions: list[Any] = []
+
+            async def replaced() -> bool:
+                decisions.extend(await scaler.tick())
+                return any(variant.id in {vid for vid, _ in d.loads} for d in decisions)
+
+            await async_wait_for(replaced, what="a replacement after the TTL", timeout_s=30, every_s=0.25)
+            # Nothing before the TTL of its last heartbeat (which came at most one interval before `lost_at`).
+            waited = time.time() - lost_at
+            ttl = cluster.settings.heartbeat_ttl_s
+            assert waited >= ttl - cluster.settings.heartbeat_interval_s, (waited, decisions)
+            assert len(await events.list(action="hold")) == 1  # one event for the episode, not one a tick
+        finally:
+            victim.send_signal(signal.SIGCONT)
+            await scaler.settle()
+        await load
+        await queries.wait_answered(timeout_s=30)
+        assert_all_answered(queries)

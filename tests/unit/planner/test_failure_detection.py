@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from infaas.policy.failure_detection import silent, unseen_for_ttl, verdict
+from infaas.policy.failure_detection import missing_recently_seen, silent, unseen_for_ttl, verdict
 
 
 def test_no_echo_heard_declares_nobody_however_old_the_pulses() -> None:
@@ -46,3 +46,34 @@ def test_the_snapshot_fallback_declares_only_a_heartbeat_silent_for_its_ttl_whil
     assert not unseen_for_ttl(100.0, 110.0, 111.0, 3.0)
     # ...but a worker still silent a TTL after Redis answered again is gone.
     assert unseen_for_ttl(100.0, 110.0, 113.0, 3.0)
+
+
+def test_a_worker_the_store_lost_within_its_ttl_is_missing_until_the_ttl_passes() -> None:
+    seen: dict[str, float] = {}
+    missing, seen = missing_recently_seen(seen, {"a": 100.0, "b": 100.5}, now=101, reachable_since=0, ttl_s=5)
+    assert missing == () and seen == {"a": 100.0, "b": 100.5}
+    # Redis restarted empty: neither is listed. Both heartbeated less than a TTL ago.
+    missing, seen = missing_recently_seen(seen, {}, now=102, reachable_since=0, ttl_s=5)
+    assert missing == ("a", "b")
+    # `a` heartbeats again; `b` does not, and once its last heartbeat is a TTL old it is no longer waited for.
+    missing, seen = missing_recently_seen(seen, {"a": 102.5}, now=104, reachable_since=0, ttl_s=5)
+    assert missing == ("b",)
+    missing, seen = missing_recently_seen(seen, {"a": 105.0}, now=105.6, reachable_since=0, ttl_s=5)
+    assert missing == () and seen == {"a": 105.0}
+
+
+def test_a_listed_worker_that_stopped_heartbeating_or_departed_is_never_missing() -> None:
+    seen = {"dead": 100.0, "left": 100.0}
+    # `dead` stays listed with its old heartbeat (its TTL decides); `left` has score 0 (left or declared).
+    missing, seen = missing_recently_seen(
+        seen, {"dead": 100.0, "left": 0.0}, now=101, reachable_since=0, ttl_s=5
+    )
+    assert missing == () and seen == {"dead": 100.0}
+
+
+def test_the_time_redis_was_away_does_not_count_against_a_lost_worker() -> None:
+    # Last heartbeat 10 s ago, but reads came back only 1 s ago: it still has the TTL to heartbeat.
+    missing, _ = missing_recently_seen({"a": 90.0}, {}, now=100, reachable_since=99, ttl_s=5)
+    assert missing == ("a",)
+    missing, _ = missing_recently_seen({"a": 90.0}, {}, now=104.5, reachable_since=99, ttl_s=5)
+    assert missing == ()
