@@ -90,7 +90,8 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
 
 async def consume_stream(worker: Worker, instance: Instance) -> None:
     """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
-    pending before a restart or a failed read. A short batch may first wait briefly for company (`batch_delay_for`)."""
+    pending before a restart or a failed read. A short batch may first wait briefly for company
+    (`batch_delay_for`)."""
     stream = store.stream_key(instance.profile.id)
     cursor = "0"  # re-read entries delivered to this consumer before a restart
     while not instance.draining:
