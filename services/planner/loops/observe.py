@@ -10,6 +10,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as aioredis
 
@@ -113,7 +114,7 @@ class KnownWorkers:
     async def missing(self, redis: aioredis.Redis, now: float) -> tuple[str, ...]:
         """After a successful read at `now`: the known workers the store no longer lists although their
         heartbeat is less than a TTL old (`missing_recently_seen`). Call `failed` when a read fails."""
-        beats = await redis.zrange(store.WORKERS, 0, -1, withscores=True)
+        beats: Any = await redis.zrange(store.WORKERS, 0, -1, withscores=True)
         if self.failing:
             self.failing, self.reachable_since = False, now
         missing, self.seen_at = missing_recently_seen(
