@@ -60,6 +60,19 @@ class ExecutorClient:
         data: dict[str, object] = response.json()
         return data
 
+    async def set_concurrency(self, worker_url: str, variant_id: str, concurrency: int) -> dict[str, object]:
+        """How many batches an instance runs at once; answers `{variant, concurrency, previous}`."""
+        try:
+            response = await self._http.post(
+                f"{worker_url}/v1/instances/{segment(variant_id)}/concurrency",
+                json={"concurrency": concurrency},
+            )
+        except httpx.HTTPError as exc:
+            raise unavailable("executor", exc) from exc
+        raise_for_error(response)
+        data: dict[str, object] = response.json()
+        return data
+
     async def drain_worker(self, worker_url: str, *, exit: bool = True) -> dict[str, object]:
         """Drain every instance of a worker, refuse new ones and (by default) stop its process."""
         try:

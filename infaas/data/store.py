@@ -274,6 +274,7 @@ async def _read_workers(
                     variant_id=vid.decode(),
                     state=data["state"],
                     pending=int(data.get("pending", 0)),
+                    concurrency=int(data.get("concurrency", 1)),
                 )
             )
     return tuple(workers), tuple(instances)

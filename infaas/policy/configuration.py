@@ -142,3 +142,71 @@ def table(
 def _peak(configuration: Configuration) -> float:
     """Arrival rate at which the configuration saturates (ρ = 1)."""
     return configuration.concurrency * configuration.service_rates[-1]
+
+
+UP_HEADROOM = 1.2
+"""An instance's concurrency is chosen for 1.2× its current arrival rate, so a rising load is met before
+it arrives."""
+
+DOWN_HEADROOM = 1.5
+"""It goes down only when the fewer batches would still meet the SLO at 1.5× the rate: a rate hovering
+at a boundary does not switch back and forth."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConcurrencyChoice:
+    """The batches one instance should run at once at its arrival rate, and why (an event's reason)."""
+
+    concurrency: int
+    prediction: Prediction
+    """At the arrival rate, with the chosen concurrency."""
+    current: Prediction
+    """At the arrival rate, with the concurrency it has now."""
+    meets_slo: bool
+    why: str
+
+
+def concurrency_for(
+    mean_ms: Sequence[float], arrival_rps: float, slo_ms: float, *, current: int, slowdown: float = 1.0
+) -> ConcurrencyChoice | None:
+    """For one instance of a variant whose batch-1 requests take `mean_ms[i-1]` while i run at once
+    (times the `slowdown` its executor observed against the profile): the fewest concurrent batches
+    whose predicted mean latency stays within `slo_ms` at `UP_HEADROOM` × `arrival_rps` (each more holds
+    the variant's threads on more cores), lowered only when the fewer meet it at `DOWN_HEADROOM` ×; when
+    none meets it, the one with the lowest predicted latency. None: fewer than two profiled points, or
+    unusable ones (nothing to choose from)."""
+    if len(mean_ms) < 2 or not all(math.isfinite(m) and m > 0 for m in mean_ms):
+        return None
+    rates = [1000.0 / (m * max(slowdown, 1e-6)) for m in mean_ms]
+    top = len(rates)
+    current = min(max(current, 1), top)
+
+    def fewest(headroom: float) -> int | None:
+        for c in range(1, top + 1):
+            p = predict(rates[:c], arrival_rps * headroom)
+            if p.utilization < 1 and p.latency_ms <= slo_ms:
+                return c
+        return None
+
+    up = fewest(UP_HEADROOM)
+    now = predict(rates[:current], arrival_rps)
+    if up is None:
+        chosen = min(range(1, top + 1), key=lambda c: predict(rates[:c], arrival_rps).latency_ms)
+        p = predict(rates[:chosen], arrival_rps)
+        why = (
+            f"no concurrency of 1..{top} keeps the predicted mean within the {slo_ms:g} ms SLO at "
+            f"{arrival_rps:.1f} req/s × {UP_HEADROOM:g}; c={chosen} is the fastest "
+            f"(predicted {p.latency_ms:.1f} ms, ρ = {p.utilization:.2f})"
+        )
+        return ConcurrencyChoice(chosen, p, now, False, why)
+    chosen = up
+    if up < current:
+        down = fewest(DOWN_HEADROOM)
+        chosen = down if down is not None and down < current else current
+    p = predict(rates[:chosen], arrival_rps)
+    why = (
+        f"c={chosen}: predicted mean {p.latency_ms:.1f} ms at {arrival_rps:.1f} req/s (ρ = "
+        f"{p.utilization:.2f}) within the {slo_ms:g} ms SLO with {UP_HEADROOM:g}× headroom; c={current} "
+        f"predicted {now.latency_ms:.1f} ms"
+    )
+    return ConcurrencyChoice(chosen, p, now, True, why)

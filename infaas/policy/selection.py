@@ -45,6 +45,8 @@ class InstanceView:
     variant_id: str
     state: InstanceState
     pending: int = 0
+    concurrency: int = 1
+    """Batches it runs at once (the planner's SERF configuration)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,9 @@ class VariantProfile:
     reference_accuracy: float | None = None
     """The accuracy of its model as registered (`ModelInternal.reference_accuracy`); None: not yet
     measured."""
+    concurrency_ms: tuple[float, ...] = ()
+    """Mean latency of one batch-1 request while 1, 2, … of them run at once on one instance (the
+    profiler's concurrency points: SERF's μ_i = 1000 / concurrency_ms[i-1]); empty: not profiled."""
     parity_k: int = 0
     """0 for a variant of the model. k > 0: the hidden *parity model* of `model` for coding groups of k
     (ParM, `infaas.policy.parity`): published apart from the model's variants (`store.PARITY_VARIANTS`),
@@ -78,7 +81,7 @@ class VariantProfile:
     def from_json(cls, data: dict[str, Any]) -> VariantProfile:
         data = dict(data)
         data["latencies"] = tuple(BatchLatency(**p) for p in data["latencies"])
-        for names in ("input_names", "output_names"):
+        for names in ("input_names", "output_names", "concurrency_ms"):
             if names in data:
                 data[names] = tuple(data[names])
         return cls(**data)

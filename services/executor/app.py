@@ -54,6 +54,7 @@ class InstanceOut(BaseModel):
     load_ms: float
     pending: int
     error: str | None = None
+    concurrency: int = 1
 
 
 router = APIRouter(prefix="/v1")
@@ -104,6 +105,7 @@ async def list_instances(request: Request) -> list[InstanceOut]:
             load_ms=round(i.load_ms, 3),
             pending=i.in_flight,
             error=i.error,
+            concurrency=i.concurrency,
         )
         for i in _host(request).instances.values()
     ]
@@ -194,6 +196,7 @@ def create_app(settings: Settings) -> FastAPI:
                     "mean_batch": round(i.monitor.observed.mean_batch, 2),
                     "busy": round(i.monitor.observed.busy, 3),
                     "slowdown": round(i.monitor.observed.slowdown, 2),
+                    "concurrency": i.concurrency,
                 }
                 for vid, i in host.instances.items()
             }

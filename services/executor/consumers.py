@@ -60,79 +60,132 @@ def refuse_inbox(worker: Worker, instance: Instance, reason: str) -> None:
 
 
 async def consume_inbox(worker: Worker, instance: Instance) -> None:
-    """Serve pushed queries: everything waiting, up to the AIMD limit per batch; a short batch may
-    first wait briefly for company (`batch_delay_for`). Returns once draining and empty."""
-    while True:
-        if not instance.inbox:
-            if instance.draining:
-                return
-            instance.wake.clear()
-            await instance.wake.wait()
-            continue
-        limit = instance.aimd.limit()
-        delay = batch_delay_for(worker, instance, limit, instance.inbox[0].header)
-        if delay.ms > 0 and sum(q.rows for q in instance.inbox) < delay.target_rows:
-            await asyncio.sleep(delay.ms / 1000)
-        taken: list[Query] = []
-        rows = 0
-        while instance.inbox and (not taken or rows + instance.inbox[0].rows <= limit):
-            q = instance.inbox.popleft()
-            taken.append(q)
-            rows += q.rows
-        try:
-            await serve_queries(worker, instance, taken, time.time(), answer_on_connection)
-        except asyncio.CancelledError:  # unloaded or shut down mid-batch: nothing taken is lost
-            for q in taken:
-                if not q.answered:
-                    refuse(q, worker.worker_id, "the instance was unloaded mid-batch")
-            raise
+    """Serve pushed queries: everything waiting, up to the AIMD limit per batch, up to the instance's
+    `concurrency` batches at once; a short batch may first wait briefly for company
+    (`batch_delay_for`). Returns once draining, empty and done."""
+    running: set[asyncio.Task[None]] = set()
+    try:
+        while True:
+            if not instance.inbox:
+                if instance.draining:
+                    if running:
+                        await asyncio.gather(*running)
+                    return
+                instance.wake.clear()
+                await instance.wake.wait()
+                continue
+            if len(running) >= instance.concurrency:
+                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            limit = instance.aimd.limit()
+            delay = batch_delay_for(worker, instance, limit, instance.inbox[0].header)
+            if delay.ms > 0 and sum(q.rows for q in instance.inbox) < delay.target_rows:
+                await asyncio.sleep(delay.ms / 1000)
+            taken: list[Query] = []
+            rows = 0
+            while instance.inbox and (not taken or rows + instance.inbox[0].rows <= limit):
+                q = instance.inbox.popleft()
+                taken.append(q)
+                rows += q.rows
+            if instance.concurrency <= 1 and not running:
+                await _serve_inbox_batch(worker, instance, taken)
+            else:
+                task = asyncio.create_task(_serve_inbox_batch(worker, instance, taken))
+                running.add(task)
+                task.add_done_callback(running.discard)
+    except asyncio.CancelledError:  # unloaded or shut down: the batches still running stop too
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
+
+
+async def _serve_inbox_batch(worker: Worker, instance: Instance, taken: list[Query]) -> None:
+    try:
+        await serve_queries(worker, instance, taken, time.time(), answer_on_connection)
+    except asyncio.CancelledError:  # unloaded or shut down mid-batch: nothing taken is lost
+        for q in taken:
+            if not q.answered:
+                refuse(q, worker.worker_id, "the instance was unloaded mid-batch")
+        raise
 
 
 async def consume_stream(worker: Worker, instance: Instance) -> None:
-    """Pull up to the AIMD batch limit of queries at a time; first whatever this consumer left
-    pending before a restart or a failed read. A short batch may first wait briefly for company
-    (`batch_delay_for`)."""
+    """Pull up to the AIMD batch limit of queries at a time, up to the instance's `concurrency`
+    batches at once; first whatever this consumer left pending before a restart or a failed read. A
+    short batch may first wait briefly for company (`batch_delay_for`)."""
     stream = store.stream_key(instance.profile.id)
     cursor = "0"  # re-read entries delivered to this consumer before a restart
-    while not instance.draining:
-        limit = instance.aimd.limit()
+    running: set[asyncio.Task[None]] = set()
+    in_hand: set[bytes] = set()  # entries a running batch holds: a re-read from "0" lists them too
+
+    async def serve_held(entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
         try:
-            reply: Any = await worker.redis.xreadgroup(
-                store.STREAM_GROUP, worker.worker_id, {stream: cursor}, count=limit, block=1000
-            )
-            entries = reply[0][1] if reply else []
-            delay = batch_delay_for(worker, instance, limit, None) if cursor == ">" and entries else NO_DELAY
-            if delay.ms > 0 and len(entries) < delay.target_rows:
-                # Stream entries are counted as queries here, not rows: reading them costs a decode.
-                more: Any = await worker.redis.xreadgroup(
-                    store.STREAM_GROUP,
-                    worker.worker_id,
-                    {stream: ">"},
-                    count=limit - len(entries),
-                    block=max(1, round(delay.ms)),
-                )
-                entries += more[0][1] if more else []
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, ResponseError) and "NOGROUP" in str(exc):
-                # Redis came back without the stream (restarted empty): make it and its group again.
-                log.warning("%s has no consumer group (Redis lost its data); creating it again", stream)
-                with contextlib.suppress(Exception):  # BUSYGROUP: another worker made it first
-                    await worker.redis.xgroup_create(stream, store.STREAM_GROUP, id="0", mkstream=True)
-                continue
-            log.exception("reading %s failed; retrying", stream)
-            # A read that failed may still have been delivered (the reply lost to a timeout, e.g. after
-            # the process was paused): its entries wait in this consumer's pending list, which only a
-            # read from "0" returns. Without it they were never answered.
-            cursor = "0"
-            await asyncio.sleep(0.5)
-            continue
-        if cursor == "0" and not entries:
-            cursor = ">"
-            continue
-        if entries:
             await serve_entries(worker, instance, entries)
+        finally:
+            in_hand.difference_update(e[0] for e in entries)
+
+    try:
+        while not instance.draining:
+            if len(running) >= instance.concurrency:
+                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            limit = instance.aimd.limit()
+            try:
+                reply: Any = await worker.redis.xreadgroup(
+                    store.STREAM_GROUP, worker.worker_id, {stream: cursor}, count=limit, block=1000
+                )
+                entries = reply[0][1] if reply else []
+                if cursor == "0":
+                    entries = [e for e in entries if e[0] not in in_hand]
+                delay = (
+                    batch_delay_for(worker, instance, limit, None) if cursor == ">" and entries else NO_DELAY
+                )
+                if delay.ms > 0 and len(entries) < delay.target_rows:
+                    # Stream entries are counted as queries here, not rows: reading them costs a decode.
+                    more: Any = await worker.redis.xreadgroup(
+                        store.STREAM_GROUP,
+                        worker.worker_id,
+                        {stream: ">"},
+                        count=limit - len(entries),
+                        block=max(1, round(delay.ms)),
+                    )
+                    entries += more[0][1] if more else []
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if isinstance(exc, ResponseError) and "NOGROUP" in str(exc):
+                    # Redis came back without the stream (restarted empty): make it and its group again.
+                    log.warning("%s has no consumer group (Redis lost its data); creating it again", stream)
+                    with contextlib.suppress(Exception):  # BUSYGROUP: another worker made it first
+                        await worker.redis.xgroup_create(stream, store.STREAM_GROUP, id="0", mkstream=True)
+                    continue
+                log.exception("reading %s failed; retrying", stream)
+                # A read that failed may still have been delivered (the reply lost to a timeout, e.g.
+                # after the process was paused): its entries wait in this consumer's pending list,
+                # which only a read from "0" returns. Without it they were never answered.
+                cursor = "0"
+                await asyncio.sleep(0.5)
+                continue
+            if cursor == "0" and not entries:
+                cursor = ">"
+                continue
+            if not entries:
+                continue
+            if instance.concurrency <= 1 and not running:
+                await serve_entries(worker, instance, entries)
+                continue
+            in_hand.update(e[0] for e in entries)
+            task = asyncio.create_task(serve_held(entries))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        if running:
+            await asyncio.gather(*running)
+    except asyncio.CancelledError:  # entries of a cancelled batch stay pending: re-read on restart
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
 
 
 async def serve_entries(

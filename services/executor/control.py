@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Query, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from infaas.core.aio import stop_tasks
@@ -33,7 +33,7 @@ from infaas.core.errors import NotFound, Unavailable
 from infaas.data import store
 from services.executor.consumers import serve_entries
 from services.executor.instances import InstanceHost
-from services.executor.serving import Instance
+from services.executor.serving import MAX_CONCURRENCY, Instance
 
 log = logging.getLogger("infaas.executor")
 
@@ -122,6 +122,29 @@ async def drain_one(variant: str, request: Request) -> DrainedInstance:
         request.app.state.control["draining_instances"].discard(variant)
     await request.app.state.beat(changed=True)
     return drained
+
+
+class ConcurrencyRequest(BaseModel):
+    concurrency: int = Field(ge=1, le=MAX_CONCURRENCY, description="batches the instance runs at once")
+
+
+class ConcurrencyOut(BaseModel):
+    variant: str
+    concurrency: int
+    previous: int
+
+
+@router.post("/instances/{variant}/concurrency", response_model=ConcurrencyOut)
+async def set_concurrency(variant: str, body: ConcurrencyRequest, request: Request) -> ConcurrencyOut:
+    """How many batches the instance runs at once (the planner's SERF configuration): takes effect
+    from its next batch; batches running now finish as they are."""
+    instance = _host(request).instances.get(variant)
+    if instance is None:
+        raise NotFound(f"no instance of {variant!r} on this worker", variant=variant)
+    previous, instance.concurrency = instance.concurrency, body.concurrency
+    log.info("%s runs up to %d batch(es) at once (was %d)", variant, body.concurrency, previous)
+    await request.app.state.beat(changed=previous != body.concurrency)
+    return ConcurrencyOut(variant=variant, concurrency=body.concurrency, previous=previous)
 
 
 @router.post("/drain", response_model=DrainStatus)

@@ -39,6 +39,9 @@ def inline_threshold_ms(configured: float | None, cores: int) -> float:
     return math.inf if cores <= 1 else INLINE_MS
 
 
+MAX_CONCURRENCY = 8
+"""Most batches one instance runs at once (a configuration asking more gets this many)."""
+
 ROW_COUPLED_PRECISIONS = frozenset({"int8-dynamic"})
 """Precisions whose answer for a row depends on the other rows it runs with: dynamic quantization
 scales activations over the whole input tensor. Their instances run one query per batch, so no query's
@@ -64,7 +67,11 @@ class Instance:
     aimd: AIMD
     runtime: Runtime | None = None
     task: asyncio.Task[None] | None = None
-    pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=1))
+    pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=MAX_CONCURRENCY))
+    """Threads are started as batches need them: one while `concurrency` is 1."""
+    concurrency: int = 1
+    """Batches run at once (SERF's c; each with the variant's threads): set by the planner from the
+    model's predicted latency at the instance's load (`infaas.policy.configuration.concurrency_for`)."""
     in_flight: int = 0
     busy_seconds: float = 0.0
     load_ms: float = 0.0

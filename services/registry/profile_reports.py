@@ -11,10 +11,11 @@ from infaas.core.errors import NotFound
 from infaas.data import store
 from infaas.data.db import AppRow, ModelRow, VariantRow, utcnow
 from infaas.policy.pareto import Point, dominated
-from infaas.schemas.api import VariantReport
+from infaas.schemas.api import ConcurrencyPoint, VariantReport
 from infaas.schemas.variants import BatchLatency, VariantProfile
 from infaas.wire.tensors import Signature
 from services.registry import repository as repo
+from services.registry.capacity import mean_latencies
 from services.registry.profile_attempts import check_attempt
 
 _COPIED = (
@@ -149,4 +150,7 @@ def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
         input_names=tuple(s.name for s in signature.inputs),
         output_names=tuple(s.name for s in signature.outputs),
         reference_accuracy=model.reference_accuracy,
+        concurrency_ms=tuple(
+            mean_latencies([ConcurrencyPoint.model_validate(p) for p in v.interference or []])
+        ),
     )

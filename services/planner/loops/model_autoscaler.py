@@ -8,6 +8,8 @@ reason, carry it out, record the outcome. A model with a decision still being ca
 alone until it finishes, so two ticks never race. A tick whose read lacks a worker seen within a heartbeat
 TTL that the store no longer lists at all plans nothing (Redis lost its keys, e.g. restarted empty:
 planning then would replace instances that still serve); the hold is an event, once per episode.
+Last, each serving instance of the models left alone gets the concurrency SERF predicts its rate needs
+(`configure.py`).
 Carrying out: loads first (`POST /v1/instances` on the chosen workers, concurrently), then drains
 (`POST /v1/instances/{variant}/drain`) of the instances being replaced or removed — capacity only goes
 once its replacement is active, and a drain serves everything that was queued for it.
@@ -29,6 +31,7 @@ from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from infaas.policy.selection import InstanceView
 from services.planner.event_log import EventLog
+from services.planner.loops.configure import ConcurrencyTuner
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.observe import InstanceAges, KnownWorkers, LoadMeter, SloCache, observe
 from services.planner.loops.parity import ParityKeeper
@@ -115,6 +118,8 @@ class ModelAutoscaler:
         self.reserved: set[tuple[str, str]] = set()
         self.parity = ParityKeeper(redis=redis, executors=executors, events=events)
         self.known = KnownWorkers(heartbeat_ttl_s, clock())
+        # Each serving instance's concurrency from SERF's prediction at its rate (`configure.py`).
+        self.tuner = ConcurrencyTuner(executors=executors, events=events, clock=clock)
         self.missing: tuple[str, ...] = ()  # the workers the current hold waits for (one event per episode)
 
     async def tick(self) -> list[Decision]:
@@ -191,6 +196,7 @@ class ModelAutoscaler:
                 self._carry_out(decision, urls, slos.get(decision.model), numbers.get(decision.model)),
                 name=f"scale:{decision.model}",
             )
+        await self.tuner.tick(snapshot, skip={d.model for d in decisions} | set(self.busy))
         self.asking = asking
         self.holding = holding
         self.requests.only({hw for _, hw in asking if hw is not None})

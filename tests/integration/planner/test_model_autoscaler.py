@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import pytest
 import redis
 import redis.asyncio as aioredis
 from sqlalchemy import delete
@@ -21,11 +22,12 @@ from infaas.data import store
 from infaas.data.db import EventRow, make_engine
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
+from services.planner.loops.configure import SWITCH_EVERY_S, ConcurrencyTuner
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import ModelAutoscaler, WorkerRequests
 from services.planner.loops.observe import LoadMeter, SloCache
 from services.planner.policies.interference import InterferenceConfig
-from services.planner.policies.snapshot import ScalingConfig
+from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand, ScalingConfig
 from tests.integration.planner.conftest import Cluster, QuerySource
 from tests.polling import async_wait_for
 
@@ -318,3 +320,48 @@ async def test_a_worker_redis_lost_holds_scaling_until_its_heartbeat_ttl_has_pas
         await load
         await queries.wait_answered(timeout_s=30)
         assert_all_answered(queries)
+
+
+async def test_an_instances_concurrency_follows_serfs_prediction_at_its_rate_with_events(
+    cluster: Cluster, redis_url: str
+) -> None:
+    """The concurrency step (`loops/configure.py`) on a real executor: batch-1 requests of the variant
+    take 10 ms alone and 12 ms two at once (its concurrency profile); under a 30 ms SLO one batch at a
+    time carries up to 80 req/s (M/D/1), so at 70 req/s (84 with the 1.2 headroom) it switches to two,
+    and back to one at 20. Each switch is an event with the predicted and observed numbers, the
+    executor's heartbeat reports it, and an instance switches at most once per SWITCH_EVERY_S."""
+    variant = cluster.profile("digits.a", concurrency_ms=(10.0, 12.0))
+    async with autoscaler(cluster, redis_url, variant) as (_, events, executors, client):
+        await executors.load(cluster.executor_urls[0], variant.id)
+        await async_wait_for(lambda: cluster.live_instances(variant.id), what="the instance live")
+        clock = {"now": 1000.0}
+        tuner = ConcurrencyTuner(executors=executors, events=events, clock=lambda: clock["now"])
+
+        async def at(rate: float) -> list[tuple[str, str, int]]:
+            workers, instances = await store.read_live(client, now=time.time(), ttl_s=5)
+            demand = ModelDemand(model="digits", load_qps=rate, variants=(variant,), slo_ms=30.0)
+            snapshot = ClusterSnapshot(
+                now=time.time(), demands=(demand,), workers=workers, instances=instances
+            )
+            return await tuner.tick(snapshot, skip=set())
+
+        async def reported(c: int) -> bool:
+            _, instances = await store.read_live(client, now=time.time(), ttl_s=5)
+            return [i.concurrency for i in instances if i.variant_id == variant.id] == [c]
+
+        (worker,) = cluster.live_instances(variant.id)
+        assert await at(20.0) == []  # one at a time already meets it
+        assert await at(70.0) == [(worker, variant.id, 2)]
+        await async_wait_for(lambda: reported(2), what="the heartbeat reporting concurrency 2")
+        (up,) = await events.list(action="configure")
+        assert up.outcome == "done" and up.worker == worker and "concurrency 1 → c=2" in up.reason
+        numbers = up.details["numbers"]  # type: ignore[index]
+        assert numbers["from"] == 1 and numbers["to"] == 2 and numbers["predicted_mean_ms_after"] <= 30
+        assert numbers["predicted_mean_ms_before"] == pytest.approx(
+            10 + 0.7 / (2 * 100 * 0.3) * 1000, abs=0.01
+        )
+        assert await at(20.0) == []  # within SWITCH_EVERY_S of the last switch: held
+        clock["now"] += SWITCH_EVERY_S
+        assert await at(20.0) == [(worker, variant.id, 1)]
+        await async_wait_for(lambda: reported(1), what="the heartbeat reporting concurrency 1")
+        assert len(await events.list(action="configure")) == 2

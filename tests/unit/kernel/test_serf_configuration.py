@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from infaas.core.costs import PriceTable
-from infaas.policy.configuration import Configuration, choose, configurations, instances_for, table
+from infaas.policy.configuration import (
+    Configuration,
+    choose,
+    concurrency_for,
+    configurations,
+    instances_for,
+    table,
+)
 
 PRICES = PriceTable(cpu_vcpu_hour=3.6, gpu_hour=3.6)  # $0.001 per vCPU-second or GPU-second
 
@@ -86,3 +93,56 @@ def test_the_table_switches_to_dearer_configurations_as_load_grows() -> None:
     for lam, c in rows:
         assert c is not None and c.prediction.latency_ms <= 30.0
         assert c.prediction.arrival_rps == pytest.approx(lam / c.instances)
+
+
+# One instance's concurrency (`concurrency_for`): batch-1 requests take 10 ms alone, 12 ms two at once.
+# At c = 1 the model is M/D/1: W = 10 + ρ/(2μ(1 − ρ)) s with μ = 100/s, within 30 ms iff ρ ≤ 0.8,
+# i.e. up to 80 req/s. The choice is made for 1.2× the rate (up) and lowered only if it holds at 1.5×.
+MEANS = (10.0, 12.0)
+
+
+def test_one_batch_at_a_time_while_it_meets_the_slo_with_headroom() -> None:
+    choice = concurrency_for(MEANS, 20.0, 30.0, current=1)
+    assert choice is not None and choice.concurrency == 1 and choice.meets_slo
+    assert choice.prediction.latency_ms == pytest.approx(10 + 0.2 / (2 * 100 * 0.8) * 1000)
+
+
+def test_two_at_once_when_one_would_saturate_at_the_rate_with_headroom() -> None:
+    choice = concurrency_for(MEANS, 70.0, 30.0, current=1)  # 84 req/s > 80 at c = 1
+    assert choice is not None and choice.concurrency == 2 and choice.meets_slo
+    assert choice.prediction.latency_ms <= 30
+    # c = 1 would still meet it at 70 itself (ρ = 0.7): the switch comes before the rate does.
+    assert choice.current.latency_ms == pytest.approx(10 + 0.7 / (2 * 100 * 0.3) * 1000)
+    assert "c=2" in choice.why
+
+
+def test_it_goes_back_down_only_when_one_would_hold_at_one_and_a_half_times_the_rate() -> None:
+    # 60 req/s: one meets the SLO at 72 (×1.2) but not at 90 (×1.5): whatever it runs, it stays.
+    stays_two = concurrency_for(MEANS, 60.0, 30.0, current=2)
+    stays_one = concurrency_for(MEANS, 60.0, 30.0, current=1)
+    assert stays_two is not None and stays_two.concurrency == 2
+    assert stays_one is not None and stays_one.concurrency == 1
+    # 40 req/s: one meets it at 60 (×1.5): down to one.
+    down = concurrency_for(MEANS, 40.0, 30.0, current=2)
+    assert down is not None and down.concurrency == 1
+
+
+def test_the_observed_slowdown_scales_the_profile() -> None:
+    # At 25 req/s one batch at a time meets 30 ms on the profile, but not at twice the profiled time
+    # (20 ms alone: ρ = 0.6 at 30 req/s, W = 20 + 15 ms).
+    plain = concurrency_for(MEANS, 25.0, 30.0, current=1)
+    slowed = concurrency_for(MEANS, 25.0, 30.0, current=1, slowdown=2.0)
+    assert plain is not None and plain.concurrency == 1
+    assert slowed is not None and slowed.concurrency == 2
+
+
+def test_when_nothing_meets_the_slo_the_fastest_is_chosen_and_said() -> None:
+    choice = concurrency_for(MEANS, 150.0, 15.0, current=1)
+    assert choice is not None and not choice.meets_slo
+    assert choice.concurrency == 2  # the only stable one at 150 req/s (c = 1 saturates at 100)
+    assert "no concurrency of 1..2" in choice.why
+
+
+@pytest.mark.parametrize("means", [(), (10.0,), (10.0, 0.0), (10.0, float("nan"))])
+def test_nothing_to_choose_without_two_usable_points(means: tuple[float, ...]) -> None:
+    assert concurrency_for(means, 10.0, 30.0, current=1) is None
