@@ -43,6 +43,8 @@ class InstanceRow:
     batch_delay_ms: float | None = None
     """How long its short batches wait for batch mates, and why (`batch_delay`: chosen by the instance)."""
     batch_delay: str | None = None
+    concurrency: int | None = None
+    """Batches it runs at once (the planner's SERF configuration)."""
 
 
 async def instances(state: GatewayState, workers: list[Worker]) -> list[InstanceRow]:
@@ -73,6 +75,7 @@ async def instances(state: GatewayState, workers: list[Worker]) -> list[Instance
                     batch_limit=extra.get("batch_limit"),
                     batch_delay_ms=extra.get("batch_delay_ms"),
                     batch_delay=extra.get("batch_delay"),
+                    concurrency=extra.get("concurrency"),
                 )
             )
     return rows

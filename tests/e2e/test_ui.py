@@ -223,6 +223,11 @@ def test_pages_show_the_systems_real_data(
         if before == api_instances(running):
             break
     assert before and shown == before
+    # Each instance's concurrency (batches at once) as its heartbeat reports it: a number from 1 up.
+    header = [h.strip() for h in page.locator("table.instances thead th").all_inner_texts()]
+    column = header.index("concurrency") + 1
+    cells = page.locator(f"table.instances tbody tr td:nth-child({column})").all_inner_texts()
+    assert cells and all(c.strip().isdigit() and int(c) >= 1 for c in cells), cells
     assert all(w["id"] in page.inner_text("table.workers") for w in workers)
     assert_rendered(page, "workers", tmp_path)
 
