@@ -8,8 +8,9 @@ only for the rows predicted class 0 or 2), plans it for the rate and CV of the r
 (`POST /v1/pipelines/{name}/plan`) and replays gamma arrivals open-loop through the gateway
 (bench/loadgen.py), each query one wine row, the rows in turn. Then the estimator runs the plan's
 configuration over the same arrival times with the scale factor the run observed, with the default 2 ms
-per stage hop and with the overhead measured in the run (each query's end-to-end latency minus the
-compute the stages reported).
+per stage hop, with the overhead measured in the run (each query's end-to-end latency minus the
+compute the stages reported), and with the serving path as a queue (`estimate(path_servers=1)`: one FIFO
+server each query holds for its hops, its cost per hop the run's fastest tenth of latency minus compute).
 """
 
 from __future__ import annotations
@@ -147,6 +148,12 @@ def run_real(rate: float, seconds: float, seed: int) -> list[dict[str, Any]]:
                 est = estimate(shapes, configs, trace, masks, overhead_ms=2.0)
                 overhead = max(0.0, float(np.median(ok)) - float(np.median(computes))) if ok.size else 2.0
                 est_cal = estimate(shapes, configs, trace, masks, overhead_ms=overhead / 2)
+                # The path as a queue: its service per hop is the unqueued cost, the fastest tenth of
+                # the run's queries (latency minus compute) over the hops a query takes on average.
+                hops = 1.0 + scale
+                floor = float(np.percentile(ok, 10)) - float(np.median(computes)) if ok.size else 2.0
+                hop_ms = max(0.0, floor) / hops
+                est_path = estimate(shapes, configs, trace, masks, overhead_ms=hop_ms, path_servers=1)
                 row = {
                     "cv": cv,
                     "rate": rate,
@@ -162,6 +169,9 @@ def run_real(rate: float, seconds: float, seed: int) -> list[dict[str, Any]]:
                     "estimated_p99_ms": est.p99,
                     "estimated_p99_calibrated_ms": est_cal.p99,
                     "overhead_per_hop_ms": overhead / 2,
+                    "estimated_p50_path_queue_ms": est_path.p(50),
+                    "estimated_p99_path_queue_ms": est_path.p99,
+                    "path_hop_ms": hop_ms,
                     "loadavg_1m": os.getloadavg()[0],
                 }
                 print(row, flush=True)

@@ -121,6 +121,21 @@ def _departures(
     return done
 
 
+def _waits(times: np.ndarray, work: np.ndarray, servers: int) -> np.ndarray:
+    """How long each of the sorted arrivals `times` waits for one of `servers` FIFO servers (at least
+    one), each query then holding a server for its own `work` seconds (no batching)."""
+    n = times.size
+    waited = np.empty(n)
+    free = np.zeros(servers)
+    live = servers
+    for i in range(n):
+        at, live = _pop(free, live)
+        start = at if at > times[i] else times[i]
+        waited[i] = start - times[i]
+        live = _push(free, live, start + work[i])
+    return waited
+
+
 def _compile(function: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     """`function` compiled, its machine code cached in __pycache__ (or numba's user-wide cache) so that a
     new process loads it instead of compiling; where no cache directory is writable numba refuses
@@ -134,3 +149,4 @@ def _compile(function: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
 
 
 departures_kernel = _compile(_departures)
+waits_kernel = _compile(_waits)

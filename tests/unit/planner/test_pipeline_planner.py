@@ -63,6 +63,25 @@ def test_a_conditional_stage_adds_its_time_only_to_the_queries_it_sees() -> None
     assert 0.4 < masks["b"].mean() < 0.6
 
 
+def test_the_serving_path_as_a_queue_delays_queries_that_arrive_together() -> None:
+    # Three queries at once; each hop costs the one path server 1 ms. Query 0 visits both stages (2 ms
+    # of path work), 1 and 2 only the root: they wait 2 ms and 3 ms for the path, then take their
+    # hops and stages as without it (stage a 4 ms, b 6 ms, replicas enough that no stage queues).
+    shapes = [StageShape("a", None), StageShape("b", "a", scale=0.5)]
+    arrivals = np.zeros(3)
+    masks = {"a": np.ones(3, dtype=bool), "b": np.array([True, False, False])}
+    configs = {
+        "a": StageConfig(variant("a.v", {1: 4.0}, 1), 1, 3),
+        "b": StageConfig(variant("b.v", {1: 6.0}, 1), 1, 3),
+    }
+    constant = estimate(shapes, configs, arrivals, masks, overhead_ms=1.0)
+    queued = estimate(shapes, configs, arrivals, masks, overhead_ms=1.0, path_servers=1)
+    np.testing.assert_allclose(constant.latency_ms, [12.0, 5.0, 5.0], atol=1e-6)
+    np.testing.assert_allclose(queued.latency_ms, [12.0, 7.0, 8.0], atol=1e-6)
+    two = estimate(shapes, configs, arrivals, masks, overhead_ms=1.0, path_servers=2)
+    np.testing.assert_allclose(two.latency_ms, [12.0, 5.0, 6.0], atol=1e-6)
+
+
 FAST = variant("m.fast", {1: 1.0}, cost_per_s=10.0)
 SLOW = variant("m.slow", {1: 5.0}, cost_per_s=1.0)
 
