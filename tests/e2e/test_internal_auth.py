@@ -32,6 +32,7 @@ ROUTES: list[tuple[str, str, str, dict[str, Any]]] = [
     ("executor", "POST", "/v1/drain", {"params": {"exit": "true"}}),
     ("executor", "POST", "/v1/instances", {"json": {"variant": "small.x"}}),
     ("executor-2", "GET", "/v1/instances", {}),
+    ("executor-2", "POST", "/v1/instances/small.x/concurrency", {"json": {"concurrency": 8}}),
     ("executor-2", "POST", "/internal/offline/run", {"content": b"\0\0\0\0"}),
     ("planner", "GET", "/internal/events", {}),
     ("planner", "GET", "/internal/cluster", {}),

@@ -18,9 +18,11 @@ from sqlalchemy import delete
 
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
+from infaas.core.errors import InfaasError, NotFound
 from infaas.data import store
 from infaas.data.db import EventRow, make_engine
 from infaas.schemas.variants import VariantProfile
+from services.executor.serving import MAX_CONCURRENCY
 from services.planner.event_log import EventLog
 from services.planner.loops.configure import SWITCH_EVERY_S, ConcurrencyTuner
 from services.planner.loops.leader import LeaderLock
@@ -366,3 +368,11 @@ async def test_an_instances_concurrency_follows_serfs_prediction_at_its_rate_wit
         assert await at(20.0) == [(worker, variant.id, 1)]
         await async_wait_for(lambda: reported(1), what="the heartbeat reporting concurrency 1")
         assert len(await events.list(action="configure")) == 2
+        # Bad input to the executor's route: a clear error, and the instance keeps its concurrency.
+        for bad in (0, MAX_CONCURRENCY + 1):
+            with pytest.raises(InfaasError) as refused:
+                await executors.set_concurrency(cluster.executor_urls[0], variant.id, bad)
+            assert refused.value.status == 422
+        with pytest.raises(NotFound):
+            await executors.set_concurrency(cluster.executor_urls[0], "digits.nothing", 2)
+        assert await reported(1)
