@@ -32,10 +32,13 @@ from infaas.policy.serf import predict
 from infaas.runtimes.engines import Runtime, make_runtime
 from services.profiler.profiling import measure_concurrency
 
-ROUNDS = 5
+ROUNDS = 8
 """Rounds of profile + measurement tried until one runs undisturbed."""
-SAME_SPEED = 0.3
-"""A round counts when the model's mean run time during the measurement is within 30 % of its profile."""
+SAME_SPEED = 0.15
+"""A round counts when the model's mean run time during the measurement is within 15 % of its profile.
+(At 30 % a CI run failed: the model ran 27 % slower than profiled, so the real load was ρ = 0.64, not 0.5,
+and the measured mean came out 2.2× the prediction. The queue amplifies a speed change: that round did not
+test the model's premise.)"""
 LATE = 0.25
 """…and the generator put requests in less than a quarter of a service time late on average (lateness adds
 to the measured latency when the server is idle: at most 1/6 of W = 1.5 S, well inside the tolerance)."""
