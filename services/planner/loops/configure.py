@@ -2,9 +2,10 @@
 switched as its arrival rate changes: part of the model autoscaler's tick, for the models it is not
 changing. An instance's rate is its model's offered rows/s shared equally among the model's serving
 instances (what the schedulers' least-loaded choice converges to); its service rates are its variant's
-concurrency profile, slowed by what its executor observed. Every switch is an event with the
-predicted numbers at the old and new concurrency and the observed ones; an instance switches at most
-once per `SWITCH_EVERY_S`.
+concurrency profile, slowed by what its executor observed; while the instance's batching capacity at
+c = 1 (`instance_capacity`, what scaling counts) covers its rate, it stays at one. Every switch is an
+event with the predicted numbers at the old and new concurrency and the observed ones; an instance
+switches at most once per `SWITCH_EVERY_S`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Literal
 
 from infaas.clients.executor import ExecutorClient
+from infaas.policy.capacity import instance_capacity
 from infaas.policy.configuration import concurrency_for
 from infaas.policy.selection import InstanceView
 from services.planner.event_log import EventLog
@@ -59,6 +61,7 @@ class ConcurrencyTuner:
                 if now - self.switched_at.get(key, float("-inf")) < SWITCH_EVERY_S or i.worker_id not in urls:
                     continue
                 observed = snapshot.observed.get(key)
+                batched = instance_capacity(variant, d.slo_ms, observed if i.concurrency == 1 else None)
                 choice = concurrency_for(
                     variant.concurrency_ms,
                     rate,
@@ -67,6 +70,7 @@ class ConcurrencyTuner:
                     # The observed slowdown is against the batch-1-alone profile: at c > 1 it holds the
                     # concurrent batches' own interference, which the concurrency profile already has.
                     slowdown=observed.slowdown if observed is not None and i.concurrency == 1 else 1.0,
+                    batched_rps=batched.rows_per_s,
                 )
                 if choice is None or choice.concurrency == i.concurrency:
                     continue

@@ -333,7 +333,9 @@ async def test_an_instances_concurrency_follows_serfs_prediction_at_its_rate_wit
     time carries up to 80 req/s (M/D/1), so at 70 req/s (84 with the 1.2 headroom) it switches to two,
     and back to one at 20. Each switch is an event with the predicted and observed numbers, the
     executor's heartbeat reports it, and an instance switches at most once per SWITCH_EVERY_S."""
-    variant = cluster.profile("digits.a", concurrency_ms=(10.0, 12.0))
+    # Its batch profile says the same (10 ms, no batching: max batch 1), so batching at c = 1 carries
+    # what M/D/1 does, 80 req/s, and the concurrency profile decides.
+    variant = cluster.profile("digits.a", concurrency_ms=(10.0, 12.0), latencies=((1, 10.0, 11.0),))
     async with autoscaler(cluster, redis_url, variant) as (_, events, executors, client):
         await executors.load(cluster.executor_urls[0], variant.id)
         await async_wait_for(lambda: cluster.live_instances(variant.id), what="the instance live")

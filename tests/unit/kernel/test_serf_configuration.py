@@ -146,3 +146,16 @@ def test_when_nothing_meets_the_slo_the_fastest_is_chosen_and_said() -> None:
 @pytest.mark.parametrize("means", [(), (10.0,), (10.0, 0.0), (10.0, float("nan"))])
 def test_nothing_to_choose_without_two_usable_points(means: tuple[float, ...]) -> None:
     assert concurrency_for(means, 10.0, 30.0, current=1) is None
+
+
+def test_an_instance_whose_batching_carries_the_rate_stays_at_one() -> None:
+    # 70 req/s needs two batch-1 requests at once, but batching carries 200 req/s at c = 1 (the
+    # executor's batches amortize the run): one at a time, and back to one from two when it has 1.5×.
+    batching = concurrency_for(MEANS, 70.0, 30.0, current=1, batched_rps=200.0)
+    assert batching is not None and batching.concurrency == 1 and "batching carries 200.0" in batching.why
+    assert concurrency_for(MEANS, 70.0, 30.0, current=2, batched_rps=200.0).concurrency == 1  # type: ignore[union-attr]
+    # Batching that covers 1.2× but not 1.5× the rate does not bring a second batch back down.
+    held = concurrency_for(MEANS, 70.0, 30.0, current=2, batched_rps=90.0)
+    assert held is not None and held.concurrency == 2
+    short = concurrency_for(MEANS, 70.0, 30.0, current=1, batched_rps=80.0)  # < 84: the profile decides
+    assert short is not None and short.concurrency == 2
