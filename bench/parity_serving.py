@@ -126,9 +126,17 @@ def serving(running: RunningSuite, sync: redis.Redis, vid: str, want: int) -> No
             if store.text(v) == vid
         )
 
+    def states() -> dict[str, str]:
+        return {
+            w: orjson.loads(state).get("state", "?")
+            for w in EXECUTORS
+            for v, state in sync.hgetall(store.instances_key(worker_id(running, w))).items()
+            if store.text(v) == vid
+        }
+
     wait_for(lambda: active_on() == want, what=f"{vid} active on {want} executors", timeout_s=90)
     time.sleep(3)
-    assert active_on() == want, f"{vid} is active on {active_on()} executors, not {want}"
+    assert active_on() == want, f"{vid} is active on {active_on()} executors, not {want}: {states()}"
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
