@@ -11,7 +11,6 @@ switches at most once per `SWITCH_EVERY_S`.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping
 from typing import Literal
 
@@ -123,4 +122,4 @@ class ConcurrencyTuner:
 
 
 def _finite(x: float) -> float | None:
-    return round(x, 3) if math.isfinite(x) else None
+    return round(x, 3) if x == x and x not in (float("inf"), float("-inf")) else None
