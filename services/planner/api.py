@@ -84,7 +84,7 @@ async def plan_pipeline(name: str, body: PlanRequest, request: Request) -> Pipel
     state = request.app.state
     if not hasattr(state, "registry"):
         raise Unavailable("the planner's control loops are not running here", pipeline=name)
-    return await pipelines.make_plan(
+    planned = await pipelines.make_plan(
         redis=state.redis,
         registry=state.registry,
         executors=state.executors,
@@ -95,3 +95,6 @@ async def plan_pipeline(name: str, body: PlanRequest, request: Request) -> Pipel
         heartbeat_ttl_s=state.settings.heartbeat_ttl_s,
         apply=body.apply,
     )
+    if hasattr(state, "pipeline_claims"):  # the plan changes what the model autoscaler leaves alone
+        state.pipeline_claims.expire()
+    return planned

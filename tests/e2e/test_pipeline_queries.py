@@ -199,6 +199,18 @@ def test_a_burst_over_the_planned_envelope_scales_a_stage_up_with_its_reason(
     events = wait_for(tuned_up, what="a tune_up event for tasting", timeout_s=15, every_s=0.2)
     assert "exceeds the planned envelope" in events[0]["reason"] and "k = ⌈" in events[0]["reason"]
 
+    # The model autoscaler left both stage models to the pipeline (said once each), and through the burst
+    # it decided nothing for them: one loop, not two, scales a planned pipeline's models.
+    scaler = running.admin.get("/v1/events", params={"kind": "model_autoscaler", "limit": 1000}).json()
+    ours = [e for e in scaler["events"] if e["model"] in (WINE, GRADER)]
+    claimed: dict[str, int] = {}  # model → its first claim
+    for e in sorted((e for e in ours if e["action"] == "pipeline_owned"), key=lambda e: int(e["id"])):
+        claimed.setdefault(e["model"], e["id"])
+    assert set(claimed) == {WINE, GRADER}, ours
+    assert all("pipeline tasting" in e["reason"] for e in ours if e["action"] == "pipeline_owned")
+    acted = [e for e in ours if e["id"] > claimed[e["model"]] and not e["action"].startswith("pipeline_")]
+    assert acted == [], acted
+
 
 def test_a_rate_at_registration_plans_at_once_or_says_why_not(
     running: RunningSuite, cellar: dict[str, Any]

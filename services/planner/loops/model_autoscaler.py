@@ -31,6 +31,7 @@ from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from infaas.policy.selection import InstanceView
 from services.planner.event_log import EventLog
+from services.planner.loops.claims import Claim, PipelineClaims
 from services.planner.loops.configure import ConcurrencyTuner
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.observe import InstanceAges, KnownWorkers, LoadMeter, SloCache, observe
@@ -92,6 +93,7 @@ class ModelAutoscaler:
         requests: WorkerRequests,
         interference_config: interference.InterferenceConfig | None = None,
         clock: Callable[[], float] = time.time,
+        claims: PipelineClaims | None = None,
     ) -> None:
         self.redis = redis
         self.lock = lock
@@ -121,6 +123,9 @@ class ModelAutoscaler:
         # Each serving instance's concurrency from SERF's prediction at its rate (`configure.py`).
         self.tuner = ConcurrencyTuner(executors=executors, events=events, clock=clock)
         self.missing: tuple[str, ...] = ()  # the workers the current hold waits for (one event per episode)
+        # Models a planned pipeline holds: its tuner scales them (`claims.py`); said once per claim.
+        self.claims = claims
+        self.yielded: dict[str, Claim] = {}
 
     async def tick(self) -> list[Decision]:
         """One round: observe, decide, start carrying out. Returns the decisions started."""
@@ -151,9 +156,11 @@ class ModelAutoscaler:
             kept = tuple(i for i in snapshot.instances if (i.worker_id, i.variant_id) not in self.reserved)
             snapshot = replace(snapshot, instances=kept)
         self.busy = {m: t for m, t in self.busy.items() if not t.done()}
-        if self.busy:  # plan only the models nobody is changing right now
+        owned = await self._yield_to_pipelines(snapshot.now)
+        if self.busy or owned:  # plan only the models nobody else is changing or holds
             snapshot = replace(
-                snapshot, demands=tuple(d for d in snapshot.demands if d.model not in self.busy)
+                snapshot,
+                demands=tuple(d for d in snapshot.demands if d.model not in self.busy.keys() | owned.keys()),
             )
         result = self.policy(snapshot, self.pending, self.config)
         self.pending = dict(result.pending)
@@ -196,11 +203,39 @@ class ModelAutoscaler:
                 self._carry_out(decision, urls, slos.get(decision.model), numbers.get(decision.model)),
                 name=f"scale:{decision.model}",
             )
-        await self.tuner.tick(snapshot, skip={d.model for d in decisions} | set(self.busy))
+        await self.tuner.tick(snapshot, skip={d.model for d in decisions} | set(self.busy) | set(owned))
         self.asking = asking
         self.holding = holding
         self.requests.only({hw for _, hw in asking if hw is not None})
         return list(decisions)
+
+    async def _yield_to_pipelines(self, now: float) -> dict[str, Claim]:
+        """The models planned pipelines hold, each claim and each release said once as an event."""
+        held = await self.claims.current(now) if self.claims is not None else {}
+        changes = [(m, c, "pipeline_owned") for m, c in held.items() if self.yielded.get(m) != c] + [
+            (m, c, "pipeline_released") for m, c in self.yielded.items() if m not in held
+        ]
+        for model, claim, action in sorted(changes, key=lambda change: change[0]):
+            if action == "pipeline_owned":
+                reason = (
+                    f"{model} is stage {claim.stage} of pipeline {claim.pipeline}, planned on "
+                    f"{claim.variant}: its replicas follow the pipeline's plan and tuner (end-to-end "
+                    "P99 SLO), not this loop"
+                )
+            else:
+                reason = (
+                    f"no planned pipeline has {model} as a stage any more ({claim.pipeline} was): "
+                    "scaled here again"
+                )
+            try:
+                await self.events.record(
+                    kind="model_autoscaler", action=action, outcome="decided", reason=reason, model=model,
+                    variant=claim.variant, details={"policy": self.policy_name, "pipeline": claim.pipeline},
+                )  # fmt: skip
+            except Exception as exc:  # the database briefly away must not stop scaling
+                log.warning("recording an event failed: %s (%s)", exc, reason)
+        self.yielded = dict(held)
+        return held
 
     async def _hold_for(self, missing: tuple[str, ...]) -> None:
         if set(missing) <= set(self.missing):

@@ -29,6 +29,7 @@ from infaas.schemas.events import Outcome
 from infaas.schemas.pipelines import Pipeline, PipelinePlan
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
+from services.planner.loops.claims import PipelineClaims, planned
 from services.planner.loops.leader import LeaderLock
 from services.planner.pipelines import TRACE_S
 from services.planner.policies import pipeline_tuner as policy
@@ -91,22 +92,27 @@ class PipelineTuner:
         executors: ExecutorClient,
         events: EventLog,
         heartbeat_ttl_s: float,
+        claims: PipelineClaims | None = None,
     ) -> None:
         self.redis, self.lock, self.registry = redis, lock, registry
         self.executors, self.events, self.heartbeat_ttl_s = executors, events, heartbeat_ttl_s
         self.tracked: dict[str, Tracked] = {}
+        self.claims = claims  # shared with the model autoscaler: the models it leaves to this loop
 
     async def tick(self) -> list[policy.TunerAction]:
         if not await self.lock.hold():
             return []
         now = time.time()
-        planned = [p for p in await self.registry.pipelines(ADMIN) if p.plan is not None and p.plan.feasible]
-        if not planned:  # nothing to tune: no need to read every variant from the store each second
+        pipelines = await self.registry.pipelines(ADMIN)
+        if self.claims is not None:
+            self.claims.update(pipelines, now)
+        tuned = planned(pipelines)
+        if not tuned:  # nothing to tune: no need to read every variant from the store each second
             self.tracked.clear()
             return []
         variants = await store.read_variants(self.redis)
         done: list[policy.TunerAction] = []
-        for pipeline in planned:
+        for pipeline in tuned:
             assert pipeline.plan is not None
             tracked = self.tracked.get(pipeline.name)
             if tracked is None or tracked.plan.planned_at != pipeline.plan.planned_at:
@@ -127,7 +133,7 @@ class PipelineTuner:
             for action in actions:
                 await self._carry_out(pipeline, tracked.plan, action)
             done.extend(actions)
-        for gone in set(self.tracked) - {p.name for p in planned}:
+        for gone in set(self.tracked) - {p.name for p in tuned}:
             del self.tracked[gone]
         return done
 

@@ -18,6 +18,7 @@ from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.data.db import make_engine
 from services.planner.event_log import EventLog
+from services.planner.loops.claims import PipelineClaims
 from services.planner.loops.failover import Failover
 from services.planner.loops.jobs import start_jobs_loop
 from services.planner.loops.leader import LeaderLock
@@ -61,6 +62,8 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
     app.state.registry, app.state.executors = registry, executors  # the pipeline planner's route uses them
     lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
     requests = WorkerRequests()
+    # The models planned pipelines hold: the tuner refreshes them, the model autoscaler leaves them alone.
+    claims = app.state.pipeline_claims = PipelineClaims(registry)
     tasks: list[asyncio.Task[None]] = []
     if settings.autoscale_policy != "off":
         if settings.autoscale_policy not in ("greedy", "ilp", "horizontal"):
@@ -87,6 +90,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
             interference_config=InterferenceConfig(
                 migrate_after_s=settings.interference_migrate_s, lam=settings.autoscale_lambda
             ),
+            claims=claims,
         )
         app.state.model_autoscaler = scaler
         tasks.append(
@@ -100,6 +104,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
             executors=executors,
             events=app.state.events,
             heartbeat_ttl_s=settings.heartbeat_ttl_s,
+            claims=claims,
         )
         app.state.pipeline_tuner = tuner
         tasks.append(
