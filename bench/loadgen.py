@@ -143,7 +143,7 @@ async def read_response(reader: asyncio.StreamReader) -> tuple[ResponseHead, byt
     if not head.has_body:
         return head, b""
     if head.chunked:
-        parts = []
+        parts: list[bytes] = []
         while True:
             size_line = await reader.readuntil(b"\r\n")
             size = int(size_line.split(b";", 1)[0].strip(), 16)

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 from redis.exceptions import ResponseError
@@ -59,23 +60,53 @@ def refuse_inbox(worker: Worker, instance: Instance, reason: str) -> None:
         refuse(instance.inbox.popleft(), worker.worker_id, reason)
 
 
+class Batches:
+    """The batches one consumer of an instance runs at once: up to the instance's `concurrency`, each a
+    task; at concurrency 1 with none running, a batch runs in the consumer itself (no task)."""
+
+    def __init__(self) -> None:
+        self.running: set[asyncio.Task[None]] = set()
+
+    async def room(self, concurrency: int) -> None:
+        """Return once fewer than `concurrency` batches run."""
+        while len(self.running) >= concurrency:
+            await asyncio.wait(self.running, return_when=asyncio.FIRST_COMPLETED)
+
+    async def run(self, batch: Coroutine[Any, Any, None], concurrency: int) -> None:
+        if concurrency <= 1 and not self.running:
+            await batch
+            return
+        task = asyncio.create_task(batch)
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+
+    async def finish(self) -> None:
+        if self.running:
+            await asyncio.gather(*self.running)
+
+    async def cancel(self) -> None:
+        """The consumer was cancelled (unloaded, shut down): the batches still running stop too."""
+        for task in self.running:
+            task.cancel()
+        await asyncio.gather(*self.running, return_exceptions=True)
+
+
 async def consume_inbox(worker: Worker, instance: Instance) -> None:
     """Serve pushed queries: everything waiting, up to the AIMD limit per batch, up to the instance's
     `concurrency` batches at once; a short batch may first wait briefly for company
     (`batch_delay_for`). Returns once draining, empty and done."""
-    running: set[asyncio.Task[None]] = set()
+    batches = Batches()
     try:
         while True:
             if not instance.inbox:
                 if instance.draining:
-                    if running:
-                        await asyncio.gather(*running)
+                    await batches.finish()
                     return
                 instance.wake.clear()
                 await instance.wake.wait()
                 continue
-            if len(running) >= instance.concurrency:
-                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            await batches.room(instance.concurrency)
+            if not instance.inbox:
                 continue
             limit = instance.aimd.limit()
             delay = batch_delay_for(worker, instance, limit, instance.inbox[0].header)
@@ -87,16 +118,9 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
                 q = instance.inbox.popleft()
                 taken.append(q)
                 rows += q.rows
-            if instance.concurrency <= 1 and not running:
-                await _serve_inbox_batch(worker, instance, taken)
-            else:
-                task = asyncio.create_task(_serve_inbox_batch(worker, instance, taken))
-                running.add(task)
-                task.add_done_callback(running.discard)
-    except asyncio.CancelledError:  # unloaded or shut down: the batches still running stop too
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+            await batches.run(_serve_inbox_batch(worker, instance, taken), instance.concurrency)
+    except asyncio.CancelledError:
+        await batches.cancel()
         raise
 
 
@@ -116,7 +140,7 @@ async def consume_stream(worker: Worker, instance: Instance) -> None:
     short batch may first wait briefly for company (`batch_delay_for`)."""
     stream = store.stream_key(instance.profile.id)
     cursor = "0"  # re-read entries delivered to this consumer before a restart
-    running: set[asyncio.Task[None]] = set()
+    batches = Batches()
     in_hand: set[bytes] = set()  # entries a running batch holds: a re-read from "0" lists them too
 
     async def serve_held(entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
@@ -127,9 +151,9 @@ async def consume_stream(worker: Worker, instance: Instance) -> None:
 
     try:
         while not instance.draining:
-            if len(running) >= instance.concurrency:
-                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                continue
+            await batches.room(instance.concurrency)
+            if instance.draining:
+                break
             limit = instance.aimd.limit()
             try:
                 reply: Any = await worker.redis.xreadgroup(
@@ -172,19 +196,11 @@ async def consume_stream(worker: Worker, instance: Instance) -> None:
                 continue
             if not entries:
                 continue
-            if instance.concurrency <= 1 and not running:
-                await serve_entries(worker, instance, entries)
-                continue
             in_hand.update(e[0] for e in entries)
-            task = asyncio.create_task(serve_held(entries))
-            running.add(task)
-            task.add_done_callback(running.discard)
-        if running:
-            await asyncio.gather(*running)
+            await batches.run(serve_held(entries), instance.concurrency)
+        await batches.finish()
     except asyncio.CancelledError:  # entries of a cancelled batch stay pending: re-read on restart
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        await batches.cancel()
         raise
 
 

@@ -11,6 +11,7 @@ switches at most once per `SWITCH_EVERY_S`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from typing import Literal
 
@@ -122,4 +123,4 @@ class ConcurrencyTuner:
 
 
 def _finite(x: float) -> float | None:
-    return round(x, 3) if x == x and x not in (float("inf"), float("-inf")) else None
+    return round(x, 3) if math.isfinite(x) else None
