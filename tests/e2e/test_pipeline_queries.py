@@ -5,6 +5,7 @@ compute times and whether the end-to-end SLO was met. Bad pipelines are refused 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+from infaas.clients.executor import ExecutorClient
+from infaas.clients.registry import AsyncRegistryClient
+from infaas.schemas.pipelines import PipelinePlan
 from tests.e2e.conftest import RunningSuite
 from tests.e2e.wine import grader_model, register_grader, register_wine, wine_logits
 from tests.polling import wait_for
@@ -210,6 +214,54 @@ def test_a_burst_over_the_planned_envelope_scales_a_stage_up_with_its_reason(
     assert all("pipeline tasting" in e["reason"] for e in ours if e["action"] == "pipeline_owned")
     acted = [e for e in ours if e["id"] > claimed[e["model"]] and not e["action"].startswith("pipeline_")]
     assert acted == [], acted
+
+
+def test_a_new_plan_drains_what_the_old_one_used_once_every_gateway_serves_it(
+    running: RunningSuite, cellar: dict[str, Any]
+) -> None:
+    with running.client(cellar["key"]) as client:
+        if client.get("/v1/pipelines/tasting").status_code == 404:
+            assert client.post("/v1/pipelines", json=spec()).status_code == 201
+        first = client.post("/v1/pipelines/tasting/plan", json={"rate_qps": 5, "cv": 1})
+        assert first.status_code == 200 and first.json()["plan"]["feasible"], first.text
+    plan = first.json()["plan"]
+    planned = next(s["variant"] for s in plan["stages"] if s["stage"] == "wine")
+    ready = running.admin.get(f"/v1/models/{WINE}/variants").json()
+    old = next(v["id"] for v in ready if v["status"] == "ready" and v["id"] != planned)
+    # As if an earlier plan had the wine stage on `old`: stored as the pipeline's plan, its instance live.
+    earlier = PipelinePlan.model_validate(
+        {**plan, "stages": [{**s, "variant": old} if s["stage"] == "wine" else s for s in plan["stages"]]}
+    )
+
+    async def an_earlier_plan() -> None:
+        key = running.settings.internal_key
+        registry = AsyncRegistryClient(running.settings.service_url("registry"), internal_key=key)
+        executors = ExecutorClient(internal_key=key)
+        try:
+            await registry.set_pipeline_plan("tasting", earlier)
+            await executors.load(f"http://127.0.0.1:{running.suite.port('executor')}", old)
+        finally:
+            await registry.aclose()
+            await executors.aclose()
+
+    asyncio.run(an_earlier_plan())
+    with running.client(cellar["key"]) as client:
+        again = client.post("/v1/pipelines/tasting/plan", json={"rate_qps": 5, "cv": 1})
+        assert again.status_code == 200, again.text
+    now = next(s["variant"] for s in again.json()["plan"]["stages"] if s["stage"] == "wine")
+    assert now != old, "the planner chose the variant this test took for the earlier plan's"
+
+    def events(action: str) -> list[dict[str, Any]]:
+        params = {"kind": "pipeline_planner", "action": action, "limit": 200}
+        found = running.admin.get("/v1/events", params=params).json()["events"]
+        return [e for e in found if "pipeline tasting" in e["reason"] and old in e["reason"]]
+
+    (decided,) = wait_for(lambda: events("retire"), what="the retire decision", timeout_s=10)
+    assert decided["outcome"] == "decided" and f"the new plan serves it with {now}" in decided["reason"]
+    assert not events("drain"), "drained before the gateways' cached plan expired"
+    budget = running.settings.auth_cache_ttl_s + 15
+    (drained,) = wait_for(lambda: events("drain"), what="the old variant drained", timeout_s=budget)
+    assert drained["outcome"] == "done" and drained["variant"] == old, drained
 
 
 def test_a_rate_at_registration_plans_at_once_or_says_why_not(

@@ -60,6 +60,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
     registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
     executors = ExecutorClient(internal_key=settings.internal_key)
     app.state.registry, app.state.executors = registry, executors  # the pipeline planner's route uses them
+    app.state.pipeline_retiring = set()  # drains a new plan leaves due (`pipelines.retire_later`)
     lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
     requests = WorkerRequests()
     # The models planned pipelines hold: the tuner refreshes them, the model autoscaler leaves them alone.
@@ -150,6 +151,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         await stop_tasks(*tasks)  # the failover listener first: it starts recoveries
         if settings.failover_interval_s > 0:
             await stop_tasks(*app.state.failover.tasks)
+        await stop_tasks(*app.state.pipeline_retiring)  # drains not yet due: the instances stay
         await lock.release()
         if provider is not None:
             await provider.close()

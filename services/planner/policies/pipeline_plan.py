@@ -27,6 +27,9 @@ MAX_REPLICAS = 64
 """Per stage: past this the pipeline is called infeasible instead of growing without bound."""
 MAX_UTILIZATION = 0.95
 """A move may not leave a stage above this utilization: a queue near saturation has no stable P99."""
+SAME_COST = 1e-9
+"""Relative difference under which two variants' $/s are one price (the same hardware and threads,
+computed along different float paths)."""
 
 
 @dataclass(frozen=True)
@@ -152,14 +155,18 @@ def _moves(
         batch *= 2
     if config.replicas > 1:
         out.append(("RemoveReplica", {**configs, name: replace(config, replicas=config.replicas - 1)}))
+    # The next cost level down, not the cheapest at once; every variant at that level is a move of its
+    # own (variants priced alike differ only by float rounding, which must not pick one of them).
     here = cost_per_s(config.variant)
-    cheaper = [v for v in cheaper_first if cost_per_s(v) < here]
+    cheaper = [v for v in cheaper_first if cost_per_s(v) < here * (1 - SAME_COST)]
     if cheaper:
-        v = cheaper[-1]  # the next step down, not the cheapest at once
-        out.append(
-            (
-                f"Downgrade to {v.id}",
-                {**configs, name: StageConfig(v, min(config.batch, v.max_batch), config.replicas)},
-            )
-        )
+        level = cost_per_s(cheaper[-1])
+        for v in cheaper:
+            if cost_per_s(v) >= level * (1 - SAME_COST):
+                out.append(
+                    (
+                        f"Downgrade to {v.id}",
+                        {**configs, name: StageConfig(v, min(config.batch, v.max_batch), config.replicas)},
+                    )
+                )
     return out

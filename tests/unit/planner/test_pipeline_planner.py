@@ -100,6 +100,18 @@ def test_keeps_the_fast_variant_when_the_cheap_one_misses() -> None:
     assert result.feasible and result.configs["m"].variant is FAST and result.moves == []
 
 
+def test_every_variant_at_the_next_cost_level_is_tried_whatever_float_rounding_says() -> None:
+    # Two variants at one price (as computed, a rounding apart): the one sorted last (missing at 9 ms)
+    # used to be the only downgrade offered, and the plan stayed on the fast, dear variant.
+    ok = variant("m.ok", {1: 3.0}, cost_per_s=1.0)
+    late = variant("m.late", {1: 9.0}, cost_per_s=1.0 + 1e-15)
+    result = plan(
+        [PlanStage(StageShape("m", None), (FAST, ok, late))], uniform(10, 60), slo_ms=5, overhead_ms=0
+    )
+    assert result.feasible and result.configs["m"].variant is ok, result.moves
+    assert result.moves == ["Downgrade to m.ok at m"]
+
+
 def test_replicas_go_to_the_bottleneck_until_it_is_stable() -> None:
     # 250 q/s, 4 ms apart. Stage a runs 10 ms (μ = 100/s): ρ = 2.5, 1.25, then 0.83 at three replicas,
     # where round-robin leaves no query waiting (p99 = 10 + 1 ms). b (1 ms, ρ = 0.25) needs none.
