@@ -20,6 +20,7 @@ Usage:
     .venv/bin/python bench/pipelines.py --seconds 120    # a shorter evaluation trace
     .venv/bin/python bench/pipelines.py --time-estimator # only the estimator's speed on one hour
     .venv/bin/python bench/pipelines.py --mode real --rate 40 --seconds 30   # bench/pipelines_real.py
+    .venv/bin/python bench/pipelines.py --mode real-cg --rate 100 --seconds 60  # bench/pipelines_cg_real.py
 """
 
 from __future__ import annotations
@@ -283,12 +284,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300.0, help="evaluation trace length")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-plot", action="store_true")
-    parser.add_argument("--mode", choices=("sim", "real"), default="sim")
+    parser.add_argument("--mode", choices=("sim", "real", "real-cg"), default="sim")
     parser.add_argument("--rate", type=float, default=40.0, help="real mode: queries per second")
     parser.add_argument("--time-estimator", action="store_true", help="only time the estimator")
     args = parser.parse_args()
     if args.time_estimator:
         print_estimator_speed(args.seed)
+        return
+    if args.mode == "real-cg":
+        from pipelines_cg_real import OUT, report  # bench/ is on sys.path when run as bench/pipelines.py
+
+        report(args.rate, args.seconds, args.seed, OUT)
         return
     if args.mode == "real":
         from pipelines_real import run_real  # bench/ is on sys.path when run as bench/pipelines.py
