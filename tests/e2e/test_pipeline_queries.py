@@ -245,6 +245,8 @@ def test_a_new_plan_drains_what_the_old_one_used_once_every_gateway_serves_it(
             await executors.aclose()
 
     asyncio.run(an_earlier_plan())
+    listed = running.admin.get("/v1/events", params={"kind": "pipeline_planner", "limit": 1}).json()["events"]
+    since = max((e["id"] for e in listed), default=0)  # only what the re-plan below decides counts
     with running.client(cellar["key"]) as client:
         again = client.post("/v1/pipelines/tasting/plan", json={"rate_qps": 5, "cv": 1})
         assert again.status_code == 200, again.text
@@ -254,7 +256,9 @@ def test_a_new_plan_drains_what_the_old_one_used_once_every_gateway_serves_it(
     def events(action: str) -> list[dict[str, Any]]:
         params = {"kind": "pipeline_planner", "action": action, "limit": 200}
         found = running.admin.get("/v1/events", params=params).json()["events"]
-        return [e for e in found if "pipeline tasting" in e["reason"] and old in e["reason"]]
+        return [
+            e for e in found if e["id"] > since and "pipeline tasting" in e["reason"] and old in e["reason"]
+        ]
 
     (decided,) = wait_for(lambda: events("retire"), what="the retire decision", timeout_s=10)
     assert decided["outcome"] == "decided" and f"the new plan serves it with {now}" in decided["reason"]
