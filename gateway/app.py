@@ -111,6 +111,7 @@ def create_app(
                 ttl_s=settings.auth_cache_ttl_s,
                 failures_per_minute=settings.auth_failures_per_minute,
                 stale_max_s=settings.auth_stale_max_s,
+                keep_warm_s=settings.auth_cache_keep_warm_s,
             ),
             selection=selection,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from typing import Any
 
 from gateway.auth_headers import note_stale
@@ -31,14 +32,16 @@ class Authenticator:
         ttl_s: float,
         failures_per_minute: int,
         stale_max_s: float = 0.0,
+        keep_warm_s: float = 0.0,
     ) -> None:
         self.registry = registry
         self.failures = FailureLimiter(FailurePolicy(failures_per_minute))
 
-        def cache(kind: str) -> TTLCache[Any]:
+        def cache(kind: str, keep_warm_if: Callable[[Any], bool] = lambda _value: True) -> TTLCache[Any]:
             # Busy entries reload in the background after half their life, so a query never waits for
-            # the registry because an entry it uses all the time happened to expire. While the registry
-            # is unreachable, what it confirmed within `stale_max_s` still answers (a key it answered
+            # the registry because an entry it uses all the time happened to expire; entries a query
+            # used within `keep_warm_s` do too, however sparse their queries. While the registry is
+            # unreachable, what it confirmed within `stale_max_s` still answers (a key it answered
             # unknown stays unknown: that is a value in the cache, not a failure to load one).
             return TTLCache(
                 ttl_s,
@@ -46,9 +49,13 @@ class Authenticator:
                 stale_max_s=stale_max_s,
                 serve_stale_on=_registry_unreachable,
                 on_stale=lambda age_s: note_stale(kind, age_s),
+                keep_warm_s=keep_warm_s,
+                keep_warm_if=keep_warm_if,
             )
 
-        self.keys: TTLCache[Principal | None] = cache("key")
+        # A key is kept warm only when known: an invented one would be re-verified for as long as it was
+        # tried. Keeping it warm keeps its verifying closure, and so the key, in memory while it is used.
+        self.keys: TTLCache[Principal | None] = cache("key", lambda principal: principal is not None)
         self.apps: TTLCache[AppInternal] = cache("app")
         self.models: TTLCache[ModelInternal] = cache("model")
         self.pipelines: TTLCache[Pipeline] = cache("pipeline")

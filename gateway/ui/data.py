@@ -21,10 +21,9 @@ from infaas.clients.scheduler import SchedulerClient
 from infaas.core.credentials import internal_headers
 from infaas.data import store
 from infaas.metrics.exposition import exposition, families
-from infaas.schemas.api import Principal, Worker
+from infaas.schemas.api import ADMIN, Worker
 
 SCRAPE_TIMEOUT = httpx.Timeout(2.0, connect=0.5)
-ADMIN = Principal(role="admin")
 
 
 def gateway_state(request: Request) -> GatewayState:

@@ -26,14 +26,13 @@ from gateway.ui.pipeline_graph import pipeline_svg
 from gateway.ui.sessions import Session, SessionStore
 from infaas.core.errors import Forbidden, InfaasError, Unauthorized, Unavailable
 from infaas.http.app import json_response, retry_after
-from infaas.schemas.api import Principal
+from infaas.schemas.api import ADMIN
 
 router = APIRouter(prefix="/ui", include_in_schema=False)
 
 COOKIE = "infaas_session"
 COOKIE_PATH = "/ui"
 CSRF_FIELD = "csrf"
-ADMIN = Principal(role="admin")
 """Who a page reads the system as: a session exists only for someone who presented the admin key."""
 REFRESH_S = 5
 _CSS = (Path(__file__).parent / "static" / "ui.css").read_bytes()

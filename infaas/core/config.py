@@ -164,6 +164,11 @@ class Settings(BaseSettings):
     auth_cache_ttl_s: float = 10.0
     """How long the gateway trusts a verified key (and a known model signature) before asking again."""
 
+    auth_cache_keep_warm_s: float = Field(default=300.0, ge=0)
+    """A key, app, model or pipeline a query used within this long is re-verified in the background
+    before its `auth_cache_ttl_s` runs out, so that an app sending a query every minute does not wait
+    for the registry on each one. 0: reloaded only when a query finds it old or expired."""
+
     profile_batch_sizes: list[int] = Field(default_factory=lambda: [1, 4, 16, 64])
     """Max batch sizes of the generated variants."""
 

@@ -8,9 +8,11 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from gateway.auth import Authenticator
 from gateway.auth_headers import CHALLENGE, STALE_HEADER, headers_for
 from gateway.ttl_cache import TTLCache, stale_usable
 from infaas.core.errors import InfaasError, Unauthorized, Unavailable
+from infaas.schemas.api import Principal
 
 
 class Clock:
@@ -196,3 +198,35 @@ async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_ans
     for _ in range(3):  # let the background reload finish
         await asyncio.sleep(0)
     assert await cache.get("k", hanging) == "fresh"
+
+
+class KeyRegistry:
+    """The registry's key verification, with keys that can be revoked."""
+
+    def __init__(self) -> None:
+        self.keys = {"sk_live": Principal(role="app", app="shop")}
+        self.verified = 0
+
+    async def verify_key(self, key: str) -> Principal:
+        self.verified += 1
+        if key not in self.keys:
+            raise Unauthorized("unknown API key")
+        return self.keys[key]
+
+
+async def test_a_key_kept_warm_is_never_older_than_the_ttl_so_revoking_it_still_takes_effect() -> None:
+    """Keeping a sparse caller's key warm moves the registry read off its queries, not the revocation:
+    a key revoked while nobody queries is refused within the TTL."""
+    registry = KeyRegistry()
+    auth = Authenticator(registry, ttl_s=0.2, failures_per_minute=100, keep_warm_s=5.0)  # type: ignore[arg-type]
+    assert (await auth.principal("Bearer sk_live", None)).app == "shop"
+    await asyncio.sleep(0.45)  # past two TTLs, no query: re-verified in the background meanwhile
+    assert registry.verified >= 3
+    verified = registry.verified
+    assert (await auth.principal("Bearer sk_live", None)).app == "shop"
+    assert registry.verified == verified  # answered from the cache, no registry read on the query
+    del registry.keys["sk_live"]
+    await asyncio.sleep(0.25)
+    with pytest.raises(Unauthorized):
+        await auth.principal("Bearer sk_live", None)
+    assert registry.verified > verified

@@ -197,3 +197,104 @@ async def test_failed_refresh_keeps_the_value_until_it_expires_then_reports(
     clock.now += 5.0  # t = 11: expired; the caller sees the error
     with pytest.raises(RuntimeError, match="registry down"):
         await cache.get("k", loader("k"))
+
+
+# ------------------------------------------------------------------ kept warm (real loop timers and clock)
+
+
+async def test_an_entry_used_within_keep_warm_is_reloaded_with_no_query_to_trigger_it(loader: Loader) -> None:
+    """A sparse caller (one query per TTL and more) never finds its entry expired: it was reloaded in the
+    background meanwhile, and the query is answered from the cache without waiting for a load."""
+    cache: TTLCache[str] = TTLCache(0.2, refresh_after_s=0.1, keep_warm_s=5.0)
+    assert await cache.get("k", loader("k")) == "k#1"
+    await asyncio.sleep(0.55)  # past two TTLs, no query
+    assert len(loader.calls) >= 4  # reloaded every refresh interval
+    calls = len(loader.calls)
+    slow = Loader()
+    slow.fail = True  # a query that had to load would raise: it must be answered from the cache
+    value = await cache.get("k", slow("k"))
+    assert value.startswith("k#") and value != "k#1"
+    assert slow.calls == [] and len(loader.calls) == calls
+
+
+async def test_an_entry_unused_for_keep_warm_goes_cold_and_expires(loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=0.15)
+    await cache.get("k", loader("k"))
+    await asyncio.sleep(0.5)
+    calls = len(loader.calls)
+    assert 2 <= calls <= 5  # reloaded while recently used, then no more
+    await asyncio.sleep(0.3)
+    assert len(loader.calls) == calls
+    assert await cache.get("k", loader("k")) == f"k#{calls + 1}"  # expired: this query loads it
+
+
+async def test_values_not_worth_keeping_warm_are_not_reloaded(loader: Loader) -> None:
+    """An unknown API key (None) is not re-verified in the background: a caller inventing keys would
+    otherwise make every gateway ask the registry about each of them forever."""
+    cache: TTLCache[str | None] = TTLCache(
+        0.1, refresh_after_s=0.05, keep_warm_s=5.0, keep_warm_if=lambda v: v is not None
+    )
+
+    async def unknown() -> str | None:
+        loader.calls.append("x")
+        return None
+
+    assert await cache.get("x", unknown) is None
+    assert await cache.get("k", loader("k")) == "k#2"
+    await asyncio.sleep(0.3)
+    assert loader.calls.count("x") == 1
+    assert loader.calls.count("k") >= 3
+
+
+async def test_at_most_max_warm_entries_are_kept_warm(loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=5.0, max_warm=2)
+    for key in ("a", "b", "c"):
+        await cache.get(key, loader(key))
+    await asyncio.sleep(0.3)
+    assert loader.calls.count("a") >= 3 and loader.calls.count("b") >= 3
+    assert loader.calls.count("c") == 1
+
+
+async def test_a_failed_background_reload_is_retried_and_the_value_expires_at_its_ttl(loader: Loader) -> None:
+    """Keeping warm never serves a value past its TTL: with the source down, the entry expires as it would
+    without, and the next query gets the error (no stale serving configured here)."""
+    cache: TTLCache[str] = TTLCache(0.3, refresh_after_s=0.05, keep_warm_s=5.0)
+    await cache.get("k", loader("k"))
+    loader.fail = True
+    await asyncio.sleep(0.4)
+    with pytest.raises(RuntimeError, match="registry down"):
+        await cache.get("k", loader("k"))
+
+
+async def test_dropping_an_entry_stops_keeping_it_warm(loader: Loader) -> None:
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=5.0)
+    await cache.get("k", loader("k"))
+    cache.drop("k")
+    await asyncio.sleep(0.25)
+    assert loader.calls == ["k"]
+
+
+async def test_a_load_under_way_when_the_entry_is_dropped_does_not_put_the_old_value_back() -> None:
+    """`PATCH /v1/apps/{app}` drops the gateway's entry: a background reload that had read the app before
+    the change must not cache it again for a TTL."""
+    release = asyncio.Event()
+    reads: list[str] = []
+    source = {"app": "old"}
+
+    async def load() -> str:
+        reads.append(source["app"])
+        value = source["app"]
+        await release.wait()
+        return value
+
+    cache: TTLCache[str] = TTLCache(10.0, refresh_after_s=0.0)
+    release.set()
+    assert await cache.get("app", load) == "old"
+    release.clear()
+    assert await cache.get("app", load) == "old"  # refresh due: a background reload starts, reading "old"
+    await asyncio.sleep(0)
+    source["app"] = "new"
+    cache.drop("app")
+    release.set()
+    await asyncio.sleep(0.01)  # the old read completes after the drop
+    assert await cache.get("app", load) == "new"
