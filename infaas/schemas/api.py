@@ -324,6 +324,10 @@ class Principal(BaseModel):
     app: str | None = None
 
 
+ADMIN = Principal(role="admin")
+"""A service acting for the whole system (the planner's loops, the admin UI's reads): sees every app."""
+
+
 class ModelInternal(BaseModel):
     """What the profiler and gateway need to know about a model."""
 

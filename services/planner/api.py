@@ -94,9 +94,7 @@ async def plan_pipeline(name: str, body: PlanRequest, request: Request) -> Pipel
         cv=body.cv,
         heartbeat_ttl_s=state.settings.heartbeat_ttl_s,
         apply=body.apply,
-        # Past every gateway's cached copy of the pipeline, which pins its queries to the planned variants.
-        retire_after_s=state.settings.auth_cache_ttl_s + 1.0,
-        retiring=getattr(state, "pipeline_retiring", None),
+        retirement=getattr(state, "pipeline_retirement", None),
     )
     if hasattr(state, "pipeline_claims"):  # the plan changes what the model autoscaler leaves alone
         state.pipeline_claims.expire()

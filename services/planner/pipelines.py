@@ -1,15 +1,15 @@
 """The pipeline planner's mechanism: gather what the pure planner (`policies/pipeline_plan.py`) needs —
 the pipeline, its stages' profiled variants, the scale factors observed in traffic, a sample trace at the
 rate asked for — run it, store the plan in the registry, and apply it through the executors' instance
-controls (load the planned variants' replicas), each step an event with its reason."""
+controls (load the planned variants' replicas), each step an event with its reason; what the previous plan
+used and the new one does not is drained later (`retirement.py`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import redis.asyncio as aioredis
 
@@ -20,18 +20,17 @@ from infaas.core.errors import InvalidInput, Unavailable
 from infaas.data import store
 from infaas.data.db import utcnow
 from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
-from infaas.schemas.api import Principal
 from infaas.schemas.events import Outcome
 from infaas.schemas.pipelines import Pipeline, PipelinePlan, StagePlan
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
 from services.planner.policies.pipeline_plan import PlanResult, PlanStage, plan
 from services.planner.policies.snapshot import cost_per_s
+from services.planner.retirement import Retirement
 from services.planner.simulator.pipelines import StageShape
 
 log = logging.getLogger(__name__)
 
-ADMIN = Principal(role="admin")
 
 TRACE_S = 30.0
 """Length of the sample trace the planner estimates on: long enough for a stable P99 at the rates a
@@ -113,12 +112,11 @@ async def make_plan(
     cv: float,
     heartbeat_ttl_s: float,
     apply: bool = True,
-    retire_after_s: float = 0.0,
-    retiring: set[asyncio.Task[None]] | None = None,
+    retirement: Retirement | None = None,
 ) -> Pipeline:
     """Plan pipeline `name` for `rate_qps` gamma arrivals of CV `cv`, store the plan and (when feasible
-    and `apply`) load the instances it needs, then, `retire_after_s` later, drain the ones it no longer
-    uses (a task kept in `retiring`; none without it). The pipeline with its plan."""
+    and `apply`) load the instances it needs, then have `retirement` drain the ones the previous plan
+    used and this one does not (none without it). The pipeline with its plan."""
     pipeline = await registry.pipeline(name)
     workers, instances = await store.read_live(redis, now=time.time(), ttl_s=heartbeat_ttl_s)
     if not workers:
@@ -141,11 +139,8 @@ async def make_plan(
     )
     if result.feasible and apply and stored.plan is not None:
         await _apply(stored, stored.plan, workers, instances, executors, events, name)
-        if retiring is not None:
-            await retire_later(
-                redis, registry, executors, events, stored, pipeline.plan, heartbeat_ttl_s, retire_after_s,
-                retiring,
-            )  # fmt: skip
+        if retirement is not None:
+            await retirement.schedule(stored, pipeline.plan)
     return stored
 
 
@@ -195,119 +190,3 @@ async def _apply(
                 ),
                 variant=stage.variant,
             )
-
-
-@dataclass(frozen=True)
-class Superseded:
-    """An instance a new plan no longer uses."""
-
-    stage: str
-    variant: str
-    worker: str
-    reason: str
-
-
-def superseded(
-    previous: PipelinePlan | None,
-    planned: PipelinePlan,
-    instances: Iterable[InstanceView],
-    elsewhere: set[str],
-) -> list[Superseded]:
-    """Every serving instance of a variant the previous plan had for a stage that the new plan plans for
-    no stage (nor another pipeline's plan: `elsewhere`), and a planned variant's instances beyond its
-    planned replicas (the last workers by name go)."""
-    usable = [i for i in instances if i.state in USABLE_STATES]
-    in_use = {s.variant for s in planned.stages} | elsewhere
-    now = {s.stage: s for s in planned.stages}
-    out: list[Superseded] = []
-    for old in previous.stages if previous is not None else ():
-        if old.variant in in_use:
-            continue
-        new = now.get(old.stage)
-        instead = f"{new.variant} ×{new.replicas}" if new is not None else "no stage of that name"
-        for worker in sorted({i.worker_id for i in usable if i.variant_id == old.variant}):
-            reason = f"stage {old.stage} was planned on {old.variant}; the new plan serves it with {instead}"
-            out.append(Superseded(old.stage, old.variant, worker, reason))
-    for stage in planned.stages:
-        hosts = sorted({i.worker_id for i in usable if i.variant_id == stage.variant})
-        for worker in hosts[stage.replicas :]:
-            reason = (
-                f"stage {stage.stage}: {len(hosts)} instances of {stage.variant}, {stage.replicas} planned"
-            )
-            out.append(Superseded(stage.stage, stage.variant, worker, reason))
-    return out
-
-
-async def retire_later(
-    redis: aioredis.Redis,
-    registry: AsyncRegistryClient,
-    executors: ExecutorClient,
-    events: EventLog,
-    stored: Pipeline,
-    previous: PipelinePlan | None,
-    heartbeat_ttl_s: float,
-    after_s: float,
-    retiring: set[asyncio.Task[None]],
-) -> None:
-    """Decide now which instances the new plan leaves unused; drain them `after_s` later, when every
-    gateway's cached copy of the pipeline (which pins queries to the planned variants) has expired: a
-    query still pinned to a drained variant would otherwise cold-load it again."""
-    assert stored.plan is not None
-    _, live = await store.read_live(redis, now=time.time(), ttl_s=heartbeat_ttl_s)
-    others = [p for p in await registry.pipelines(ADMIN) if p.name != stored.name]
-    elsewhere = {s.variant for p in others if p.plan is not None and p.plan.feasible for s in p.plan.stages}
-    gone = superseded(previous, stored.plan, live, elsewhere)
-    if not gone:
-        return
-    listed = "; ".join(f"{g.variant} on {g.worker} ({g.reason})" for g in gone)
-    await events.record(
-        kind="pipeline_planner",
-        action="retire",
-        outcome="decided",
-        reason=f"pipeline {stored.name}: the new plan leaves {len(gone)} instances unused, drained in "
-        f"{after_s:g} s (once every gateway serves the new plan): {listed}",
-    )
-    task = asyncio.create_task(
-        _retire(registry, executors, events, stored, gone, after_s, heartbeat_ttl_s, redis)
-    )
-    retiring.add(task)
-    task.add_done_callback(retiring.discard)
-
-
-async def _retire(
-    registry: AsyncRegistryClient,
-    executors: ExecutorClient,
-    events: EventLog,
-    stored: Pipeline,
-    gone: list[Superseded],
-    after_s: float,
-    heartbeat_ttl_s: float,
-    redis: aioredis.Redis,
-) -> None:
-    await asyncio.sleep(after_s)
-    try:
-        current = await registry.pipeline(stored.name)
-        if current.plan is None or stored.plan is None or current.plan.planned_at != stored.plan.planned_at:
-            reason = (
-                f"pipeline {stored.name}: re-planned or deleted since; nothing drained for the older plan"
-            )
-            await events.record(kind="pipeline_planner", action="retire", outcome="failed", reason=reason)
-            return
-        workers, _ = await store.read_live(redis, now=time.time(), ttl_s=heartbeat_ttl_s)
-        urls = {w.id: w.url for w in workers}
-        for g in gone:
-            outcome: Outcome = "done"
-            why = g.reason
-            try:
-                if g.worker in urls:
-                    await executors.drain_instance(urls[g.worker], g.variant)
-                else:
-                    outcome, why = "failed", f"{g.reason}; {g.worker} is no longer live"
-            except Exception as exc:  # an instance unloaded meanwhile: an outcome, not a crash
-                outcome, why = "failed", f"{g.reason}; drain failed: {exc}"
-            await events.record(
-                kind="pipeline_planner", action="drain", outcome=outcome,
-                reason=f"pipeline {stored.name}: {why}", variant=g.variant, worker=g.worker,
-            )  # fmt: skip
-    except Exception as exc:  # the registry or the event store away: said in the log, nothing drained
-        log.warning("retiring the instances pipeline %s's plan left unused failed: %s", stored.name, exc)

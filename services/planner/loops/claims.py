@@ -18,12 +18,10 @@ import math
 from dataclasses import dataclass
 
 from infaas.clients.registry import AsyncRegistryClient
-from infaas.schemas.api import Principal
+from infaas.schemas.api import ADMIN
 from infaas.schemas.pipelines import Pipeline
 
 log = logging.getLogger(__name__)
-
-ADMIN = Principal(role="admin")
 
 
 @dataclass(frozen=True)

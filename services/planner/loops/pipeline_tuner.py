@@ -24,7 +24,7 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.core import workloads
 from infaas.data import store
 from infaas.policy.selection import USABLE_STATES
-from infaas.schemas.api import Principal
+from infaas.schemas.api import ADMIN
 from infaas.schemas.events import Outcome
 from infaas.schemas.pipelines import Pipeline, PipelinePlan
 from infaas.schemas.variants import VariantProfile
@@ -38,7 +38,6 @@ from services.planner.simulator.pipelines import StageConfig
 log = logging.getLogger(__name__)
 
 HISTORY_S = policy.ENVELOPE_MAX_S + 5.0
-ADMIN = Principal(role="admin")
 
 
 @dataclass

@@ -30,6 +30,7 @@ from services.planner.policies.interference import InterferenceConfig
 from services.planner.policies.snapshot import ScalingConfig
 from services.planner.policies.worker_pool import WorkerConfig
 from services.planner.providers.base import WorkerProvider
+from services.planner.retirement import Retirement
 
 log = logging.getLogger("infaas.planner")
 
@@ -60,7 +61,16 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
     registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
     executors = ExecutorClient(internal_key=settings.internal_key)
     app.state.registry, app.state.executors = registry, executors  # the pipeline planner's route uses them
-    app.state.pipeline_retiring = set()  # drains a new plan leaves due (`pipelines.retire_later`)
+    # What a new plan leaves unused is drained past every gateway's cached copy of the pipeline, which
+    # pins its queries to the planned variants.
+    retirement = app.state.pipeline_retirement = Retirement(
+        redis=redis,
+        registry=registry,
+        executors=executors,
+        events=app.state.events,
+        heartbeat_ttl_s=settings.heartbeat_ttl_s,
+        after_s=settings.auth_cache_ttl_s + 1.0,
+    )
     lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
     requests = WorkerRequests()
     # The models planned pipelines hold: the tuner refreshes them, the model autoscaler leaves them alone.
@@ -151,7 +161,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         await stop_tasks(*tasks)  # the failover listener first: it starts recoveries
         if settings.failover_interval_s > 0:
             await stop_tasks(*app.state.failover.tasks)
-        await stop_tasks(*app.state.pipeline_retiring)  # drains not yet due: the instances stay
+        await retirement.stop()  # drains not yet due: the instances stay
         await lock.release()
         if provider is not None:
             await provider.close()

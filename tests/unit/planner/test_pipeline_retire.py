@@ -1,10 +1,10 @@
-"""Which instances a new pipeline plan leaves unused (`services/planner/pipelines.superseded`): pure."""
+"""Which instances a new pipeline plan leaves unused (`services/planner/retirement.superseded`): pure."""
 
 from __future__ import annotations
 
 from infaas.policy.selection import InstanceState, InstanceView
 from infaas.schemas.pipelines import PipelinePlan, StagePlan
-from services.planner.pipelines import superseded
+from services.planner.retirement import superseded
 
 
 def plan_of(**stages: tuple[str, int]) -> PipelinePlan:
