@@ -117,7 +117,7 @@ def _straggler(running: RunningSuite) -> None:
 
         wait_for(all_answer, what="all three models answering", timeout_s=60)
         row = x[:1].copy()
-        row[0, 0] = 2000.0
+        row[0, 0] = 3000.0  # two 3,000² products: seconds in fp32, past 250 ms in any variant
         answer = client.post("/v1/apps/tasting/infer", json={"inputs": row.tolist(), "latency_ms": 250})
         assert answer.status_code == 200, answer.text
         doc = answer.json()
