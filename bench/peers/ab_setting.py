@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
-from infaas_side import start_infaas  # noqa: E402
+from infaas_side import start_ab  # noqa: E402
 from systems import ROOT  # noqa: E402
 
 
@@ -51,25 +51,10 @@ def main() -> None:
     model_build.build_all(models_dir)
     with np.load(models_dir / "digits-validation.npz") as data:
         rows = np.asarray(data["x"][:256], dtype=np.float32)
-    suites = {}
+    suites = start_ab(
+        name, value, a.server_core, a.client_core, ROOT / "var" / "peers" / "ab", models_dir, [a.model]
+    )
     try:
-        for label, env in (("A", None), ("B", value)):
-            before = os.environ.get(name)
-            if env is not None:
-                os.environ[name] = env
-            try:  # the suite's processes take their settings from this environment
-                suites[label] = start_infaas(
-                    a.server_core,
-                    a.client_core,
-                    ROOT / "var" / "peers" / f"ab-{label}",
-                    models_dir,
-                    [a.model],
-                )
-            finally:
-                if before is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = before
         runner = measure.Runner(a.server_core, 64, 0.5, {})
         eps = {
             label: systems.endpoints("infaas", s.port, [a.model], {"Authorization": f"Bearer {key}"})[0]

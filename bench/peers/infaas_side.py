@@ -2,7 +2,12 @@
 embedded dispatcher, executor, planner, registry, profiler, jobs worker, embedded Redis, SQLite) started
 with every process pinned to the server core, the three models registered under one app with the
 product's defaults (non-lossy, warm instance 1), profiled, and queried by name
-(`POST /v1/models/{model}/infer`) with the app's own key."""
+(`POST /v1/models/{model}/infer`) with the app's own key.
+
+The app also holds the alternatives (`models.ALTERNATIVES`, cheaper models of the same task), for the
+model-less endpoints: `POST /v1/apps/{app}/infer` with a minimum accuracy a point below the measured
+model's, which any registered model's variant that meets it may answer. That is the model-less advantage,
+reported apart from the named queries."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from pathlib import Path
 
 import httpx
 import psutil
-from systems import Server
+from systems import Endpoint, Server
 
 from infaas.core.config import Settings
 from infaas.processes.suite import free_port
@@ -23,8 +28,16 @@ APP = "peers"
 ADMIN_KEY = "adm_peers_bench"
 
 
+MODEL_LESS_SLACK = 0.01  # a model-less query asks for the measured model's accuracy less one point
+
+
 def start_infaas(
-    core: int, client_core: int, var_dir: Path, models_dir: Path, models: list[str]
+    core: int,
+    client_core: int,
+    var_dir: Path,
+    models_dir: Path,
+    models: list[str],
+    alternatives: tuple[str, ...] = (),
 ) -> tuple[Server, str]:
     shutil.rmtree(var_dir, ignore_errors=True)
     ports = {f"{s}_port": free_port() for s in ("gateway", "registry", "scheduler", "planner")}
@@ -49,11 +62,38 @@ def start_infaas(
         procs["redis"] = psutil.Process(suite.redis_proc.pid)
     server = Server("infaas", settings.gateway_port, procs, suite.stop, version="this build")
     try:
-        key = register(url, settings.admin_key or "", models_dir, models)
+        key = register(url, settings.admin_key or "", models_dir, [*models, *alternatives])
     except BaseException:
         suite.stop()
         raise
     return server, key
+
+
+def start_ab(
+    name: str, value: str, core: int, client_core: int, var_dir: Path, models_dir: Path, models: list[str]
+) -> dict[str, tuple[Server, str]]:
+    """Two suites side by side for an A/B: "A" as configured, "B" with `name=value` in the environment
+    its processes read their settings from (`var_dir`-A and -B). A suite that fails to start stops the
+    one already started."""
+    suites: dict[str, tuple[Server, str]] = {}
+    try:
+        for label, setting in (("A", None), ("B", value)):
+            before = os.environ.get(name)
+            if setting is not None:
+                os.environ[name] = setting
+            try:
+                here = var_dir.with_name(f"{var_dir.name}-{label}")
+                suites[label] = start_infaas(core, client_core, here, models_dir, models)
+            finally:
+                if before is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = before
+    except BaseException:
+        for server, _ in suites.values():
+            server.stop()
+        raise
+    return suites
 
 
 def register(url: str, admin: str, models_dir: Path, models: list[str], timeout_s: float = 900) -> str:
@@ -127,3 +167,28 @@ def events(port: int, limit: int = 300) -> list[dict[str, object]]:
         return [{"error": f"{answer.status_code} {answer.text[:200]}"}]
     found: list[dict[str, object]] = answer.json()["events"]
     return found
+
+
+def model_less_endpoints(port: int, key: str, accuracy: dict[str, float]) -> list[Endpoint]:
+    """Per measured model (name → its accuracy): a query to the app, no model named, that asks for that
+    accuracy less `MODEL_LESS_SLACK`. Its answers are compared with the measured model's all the same."""
+    out = []
+    for model, reference in accuracy.items():
+        prefix = b'{"min_accuracy":%.4f,"inputs":[' % (reference - MODEL_LESS_SLACK)
+
+        def wrap(text: bytes, prefix: bytes = prefix) -> bytes:
+            return prefix + text + b"]}"
+
+        out.append(
+            Endpoint(
+                "infaas",
+                "model-less",
+                model,
+                port,
+                f"/v1/apps/{APP}/infer",
+                wrap,
+                lambda a: a["outputs"]["logits"],
+                {"Authorization": f"Bearer {key}"},
+            )
+        )
+    return out

@@ -1,5 +1,6 @@
 """Tables and plots of a `run.py` result: per model, every endpoint's numbers, then infaas's ratios to the
-best peer of the same run (lower is better for latency, higher for rates), and one plot per model.
+best peer of the same run (lower is better for latency, higher for rates), for its named-model queries and,
+apart, for its model-less ones, and one plot per model.
 
     .venv/bin/python bench/peers/report.py var/peers/results.json --plots docs/img
 """
@@ -32,17 +33,18 @@ def errors(run: dict[str, Any] | None) -> str:
 
 
 def at_max(rec: dict[str, Any]) -> dict[str, Any] | None:
-    """The search run at the highest passing rate."""
-    return next((r for r in rec.get("search", []) if r["rate"] == rec.get("max_rate")), None)
+    """The (last) search run at the highest passing rate."""
+    runs = [r for r in rec.get("search", []) if r["rate"] == rec.get("max_rate")]
+    return runs[-1] if runs else None
 
 
-def endpoint_rows(eps: dict[str, dict[str, Any]], accuracy: dict[str, Any] | None) -> list[list[str]]:
+def endpoint_rows(eps: dict[str, dict[str, Any]], known: dict[str, float]) -> list[list[str]]:
+    """`known`: each infaas variant's validation accuracy, by variant id."""
     rows = []
     for label, rec in eps.items():
         low, closed, answers = rec.get("low") or {}, rec.get("closed") or {}, rec.get("answers") or {}
         variant = ""
         if low.get("variants"):
-            known = (accuracy or {}).get("variants", {})
             variant = (
                 " ("
                 + ", ".join(
@@ -67,8 +69,15 @@ def endpoint_rows(eps: dict[str, dict[str, Any]], accuracy: dict[str, Any] | Non
     return rows
 
 
-def ratios(eps: dict[str, dict[str, Any]]) -> list[list[str]] | None:
-    ours = next((r for r in eps.values() if r["system"] == "infaas"), None)
+def ours_of(eps: dict[str, dict[str, Any]], mode: str = "adaptive") -> dict[str, Any] | None:
+    """infaas's record: its named-model queries (`adaptive`) or its model-less ones."""
+    return next(
+        (r for r in eps.values() if r["system"] == "infaas" and r.get("mode", "adaptive") == mode), None
+    )
+
+
+def ratios(eps: dict[str, dict[str, Any]], mode: str = "adaptive") -> list[list[str]] | None:
+    ours = ours_of(eps, mode)
     peers = {k: r for k, r in eps.items() if r["system"] != "infaas"}
     if ours is None or not peers:
         return None
@@ -107,7 +116,7 @@ def ratios(eps: dict[str, dict[str, Any]]) -> list[list[str]] | None:
 
 def infaas_cpu(eps: dict[str, dict[str, Any]]) -> list[list[str]]:
     """CPU per query of each infaas process, at the low rate and in the fastest passing search run."""
-    ours = next((r for r in eps.values() if r["system"] == "infaas"), None)
+    ours = ours_of(eps)
     if ours is None or not ours.get("low"):
         return []
     runs = [("low rate", ours["low"])]
@@ -162,7 +171,12 @@ def plot(model: str, eps: dict[str, dict[str, Any]], slo_ms: float, path: Path) 
     left.set_xlabel("latency at the low rate (ms, from the scheduled send)")
     left.invert_yaxis()
     left.legend(loc="lower right", fontsize=8)
-    colors = ["tab:red" if eps[k]["system"] == "infaas" else "tab:gray" for k in labels]
+    colors = [
+        ("tab:orange" if eps[k]["mode"] == "model-less" else "tab:red")
+        if eps[k]["system"] == "infaas"
+        else "tab:gray"
+        for k in labels
+    ]
     right.barh(list(y), [eps[k].get("max_rate") or 0 for k in labels], color=colors, label="open loop")
     right.scatter(
         [(eps[k].get("closed") or {}).get("throughput") or math.nan for k in labels],
@@ -176,7 +190,7 @@ def plot(model: str, eps: dict[str, dict[str, Any]], slo_ms: float, path: Path) 
     right.invert_yaxis()
     right.set_xlabel(f"highest rate with p99 ≤ {slo_ms:.0f} ms, no errors (q/s)")
     right.legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"{model}: infaas (red) and its peers on one pinned core, one run")
+    fig.suptitle(f"{model}: infaas (red; model-less orange) and its peers on one pinned core, one run")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -195,6 +209,7 @@ def main() -> None:
     )
     print(f"versions: {res.get('versions')}; skipped: {res.get('skipped') or 'none'}")
     print(f"idle CPU (cores): {res.get('idle_cpu_cores')}\n")
+    known = {v: a for m in res.get("infaas_variants", {}).values() for v, a in m.get("variants", {}).items()}
     for model, eps in res.get("endpoints", {}).items():
         info = res["models"][model]
         print(
@@ -206,7 +221,7 @@ def main() -> None:
             table(
                 [
                     "endpoint",
-                    f"{low_rate:.0f}/s: p50 / p99 / p99.9 ms",
+                    f"{low_rate:.0f}/s, rounds pooled: p50 / p99 / p99.9 ms",
                     "answered, errors",
                     f"max q/s at p99 ≤ {slo:.0f} ms",
                     "closed loop q/s (p50 ms)",
@@ -214,13 +229,17 @@ def main() -> None:
                     "answers: max abs Δ / argmax agree",
                     "other load on the core",
                 ],
-                endpoint_rows(eps, res.get("infaas_variants", {}).get(model)),
+                endpoint_rows(eps, known),
             )
         )
         r = ratios(eps)
         if r:
             print()
             print(table(["infaas against the best peer", "infaas", "best peer", "ratio"], r))
+        r = ratios(eps, "model-less")
+        if r:
+            print()
+            print(table(["infaas model-less against the best peer", "infaas", "best peer", "ratio"], r))
         gains = batching_gain(eps)
         if gains:
             print()

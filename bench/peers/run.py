@@ -8,11 +8,12 @@ each phase visits every endpoint in turn before the next phase starts, so that a
 shared host falls on all of them rather than on one. Per model:
 1. a closed-loop cross-check: `--concurrency` clients back to back for `--closed-s` seconds;
 2. a fixed low rate (`--low-rate`) of open-loop Poisson arrivals for `--low-s` seconds, `--low-rounds`
-   times, each round in another order: p50/p99/p99.9 from the scheduled send time and CPU per query of
-   each server process, of each server's round with the median p99;
+   times, each round in another order: p50/p99/p99.9 from the scheduled send time over every round's
+   queries pooled, and CPU per query of each server process;
 3. the highest open-loop rate whose p99 (failures counted as misses) is ≤ `--slo-ms` with no error:
    from 0.3× the closed-loop throughput, ×2 or ÷2 to bracket, then bisection, all endpoints' searches
-   advancing one run at a time in turn.
+   advancing one run at a time in turn; a run that fails in its tail alone is run once more, and the
+   second run decides (`measure.max_rate_search`).
 Before that, every endpoint's answers are checked against the model run in-process. Results go to a
 JSON file; `report.py` turns it into the tables and plots of docs/benchmarks.md.
 
@@ -55,6 +56,12 @@ def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--systems", nargs="+", default=["infaas", *systems.PEERS])
     p.add_argument("--models", nargs="+", default=list(model_build.SPECS))
+    p.add_argument(
+        "--model-less",
+        nargs="*",
+        default=["heavy", "fixed"],
+        help="models that also get an infaas model-less endpoint (none: no alternatives registered)",
+    )
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
     p.add_argument("--low-s", type=float, default=6.0)
@@ -65,6 +72,9 @@ def parse() -> argparse.Namespace:
     p.add_argument("--search-runs", type=int, default=4)
     p.add_argument("--search-s", type=float, default=3.0, help="each search run: ≥ this long and 150 queries")
     p.add_argument("--tolerance", type=float, default=0.2)
+    p.add_argument(
+        "--no-confirm", action="store_true", help="a search run that fails in its tail alone is not run again"
+    )
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--pause", type=float, default=0.5)
     p.add_argument("--out", type=Path, default=ROOT / "var" / "peers" / "results.json")
@@ -91,7 +101,11 @@ def in_process_ms(session: ort.InferenceSession, rows: np.ndarray) -> dict[str, 
 
 
 def start_all(
-    a: argparse.Namespace, models_dir: Path, logs: Path, rows: np.ndarray
+    a: argparse.Namespace,
+    models_dir: Path,
+    logs: Path,
+    rows: np.ndarray,
+    manifest: dict[str, dict[str, Any]],
 ) -> tuple[dict[str, Server], list[Endpoint], dict[str, str]]:
     servers: dict[str, Server] = {}
     eps: list[Endpoint] = []
@@ -100,12 +114,19 @@ def start_all(
         t0 = time.monotonic()
         try:
             if system == "infaas":
-                from infaas_side import start_infaas
+                from infaas_side import model_less_endpoints, start_infaas
 
                 server, key = start_infaas(
-                    a.server_core, a.client_core, ROOT / "var" / "peers" / "infaas", models_dir, a.models
+                    a.server_core,
+                    a.client_core,
+                    ROOT / "var" / "peers" / "infaas",
+                    models_dir,
+                    a.models,
+                    alternatives(a),
                 )
                 mine = systems.endpoints("infaas", server.port, a.models, {"Authorization": f"Bearer {key}"})
+                less = {m: float(manifest[m]["accuracy"]) for m in a.model_less if m in a.models}
+                mine += model_less_endpoints(server.port, key, less)
             else:
                 if not (systems.venv(system) / "bin" / "python").exists():
                     raise RuntimeError(f"no virtualenv at {systems.venv(system)}: run bench/peers/build.py")
@@ -125,6 +146,10 @@ def start_all(
             if system in servers:
                 servers.pop(system).stop()
     return servers, eps, skipped
+
+
+def alternatives(a: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(model_build.ALTERNATIVES) if a.model_less else ()
 
 
 def idle_cpu(servers: dict[str, Server], seconds: float) -> dict[str, float]:
@@ -190,7 +215,13 @@ def measure_model(
         for ep in rotate(eps, 1 + i):
             focus(ep.system)
             r = runner.open_loop(
-                ep, servers[ep.system], rows, low, a.low_s, keep_bodies=ep.system == "infaas"
+                ep,
+                servers[ep.system],
+                rows,
+                low,
+                a.low_s,
+                keep_bodies=ep.system == "infaas",
+                keep_latencies=True,
             )
             records[ep.label]["low_rounds"].append(r)
             print(
@@ -201,13 +232,14 @@ def measure_model(
                 flush=True,
             )
     for ep in eps:
-        rounds = sorted(records[ep.label]["low_rounds"], key=lambda r: r["p99"])
-        records[ep.label]["low"] = rounds[(len(rounds) - 1) // 2]
+        records[ep.label]["low"] = measure.pooled(records[ep.label]["low_rounds"])
     print(f"== {model}: highest rate with p99 ≤ {a.slo_ms:.0f} ms", flush=True)
     searches = {}
     for ep in eps:
         start = max(10.0, 0.3 * records[ep.label]["closed"]["throughput"])
-        gen = measure.max_rate_search(start, a.slo_ms, 20_000, a.search_runs, a.tolerance)
+        gen = measure.max_rate_search(
+            start, a.slo_ms, 20_000, a.search_runs, a.tolerance, confirm=not a.no_confirm
+        )
         searches[ep.label] = (ep, gen, next(gen))
         records[ep.label]["search"] = []
     k = 2
@@ -256,14 +288,14 @@ def main() -> None:
         "models": {m: {**manifest[m], "in_process_ms": in_process_ms(sessions[m], rows)} for m in a.models},
         "loadavg_start": os.getloadavg(),
     }
-    servers, eps, skipped = start_all(a, models_dir, logs, rows)
+    servers, eps, skipped = start_all(a, models_dir, logs, rows, manifest)
     try:
         result["versions"] = {k: s.version for k, s in servers.items()}
         result["skipped"] = skipped
         if "infaas" in servers:
             from infaas_side import variants
 
-            result["infaas_variants"] = variants(servers["infaas"].port, a.models)
+            result["infaas_variants"] = variants(servers["infaas"].port, [*a.models, *alternatives(a)])
         for server in servers.values():
             server.hold(False)
         result["idle_cpu_cores"] = idle_cpu(servers, 2.0 if a.quick else 5.0)

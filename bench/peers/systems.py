@@ -51,7 +51,7 @@ class Endpoint:
     """One (system, batching mode, model): where to send, how to wrap a row, how to read the answer."""
 
     system: str
-    mode: str  # "off" / "on" for peers, "adaptive" for infaas
+    mode: str  # "off" / "on" for peers; infaas: "adaptive" (the model named), "model-less" (not named)
     model: str
     port: int
     path: str
@@ -61,6 +61,8 @@ class Endpoint:
 
     @property
     def label(self) -> str:
+        if self.mode == "model-less":
+            return f"{self.system} model-less"
         return (
             self.system
             if self.mode in ("adaptive", "off") and self.system in ("infaas", "fastapi")

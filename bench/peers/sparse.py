@@ -1,0 +1,96 @@
+"""Sparse callers: the latency of a query that comes after a quiet gap, with the gateway keeping what
+queries use warm (suite A, as configured) and without (suite B, `INFAAS_AUTH_CACHE_KEEP_WARM_S=0`).
+
+An app that sends a query every 30 s finds, without it, its key, app and model past the gateway's cache
+TTL (10 s) each time, and waits for three registry reads. Two suites run side by side, pinned to the
+server core as in `run.py`, the same model registered in each; each round sleeps one gap, then sends one
+query to each suite in turn (the order alternating), then a second query right after: the first pays
+whatever expired in the gap, the second shows the warm path.
+
+    .venv/bin/python bench/peers/sparse.py --model heavy --gaps 3 12 --rounds 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import models as model_build  # noqa: E402
+from infaas_side import start_ab  # noqa: E402
+from systems import ROOT  # noqa: E402
+
+SETTING = "INFAAS_AUTH_CACHE_KEEP_WARM_S"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--model", default="heavy", choices=list(model_build.SPECS))
+    p.add_argument("--gaps", type=float, nargs="+", default=[3.0, 12.0], help="quiet seconds before a query")
+    p.add_argument("--rounds", type=int, default=6, help="rounds per gap")
+    p.add_argument("--server-core", type=int, default=0)
+    p.add_argument("--client-core", type=int, default=1)
+    a = p.parse_args()
+    os.sched_setaffinity(0, {a.client_core})
+    models_dir = ROOT / "var" / "peers" / "models"
+    model_build.build_all(models_dir)
+    with np.load(models_dir / "digits-validation.npz") as data:
+        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    suites = start_ab(
+        SETTING, "0", a.server_core, a.client_core, ROOT / "var" / "peers" / "sparse", models_dir, [a.model]
+    )
+    try:
+        clients = {
+            label: httpx.Client(
+                base_url=f"http://127.0.0.1:{server.port}", headers={"Authorization": f"Bearer {key}"}
+            )
+            for label, (server, key) in suites.items()
+        }
+        sent = 0
+
+        def query(label: str) -> float:
+            nonlocal sent
+            sent += 1
+            body = {"inputs": [[float(sent), *rows[sent % len(rows), 1:].tolist()]]}
+            t = time.perf_counter()
+            answer = clients[label].post(f"/v1/models/{a.model}/infer", json=body)
+            answer.raise_for_status()
+            return (time.perf_counter() - t) * 1000
+
+        for label in clients:  # warm: connections, first shapes
+            for _ in range(20):
+                query(label)
+        first: dict[tuple[str, float], list[float]] = {}
+        then: dict[tuple[str, float], list[float]] = {}
+        print(f"A: as configured; B: {SETTING}=0; {a.model}, one query after each gap, then one more")
+        for i in range(a.rounds):
+            for gap in a.gaps:
+                time.sleep(gap)
+                order = ("A", "B") if i % 2 == 0 else ("B", "A")
+                for label in order:
+                    first.setdefault((label, gap), []).append(query(label))
+                for label in order:
+                    then.setdefault((label, gap), []).append(query(label))
+        for gap in a.gaps:
+            for label in ("A", "B"):
+                f, t = first[(label, gap)], then[(label, gap)]
+                print(
+                    f"  gap {gap:5.1f} s  {label}: first query median {statistics.median(f):6.2f} ms "
+                    f"(max {max(f):6.2f}), the next {statistics.median(t):6.2f} ms",
+                    flush=True,
+                )
+    finally:
+        for server, _ in suites.values():
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
