@@ -21,6 +21,7 @@ meet the query before shedding; what it does then is the app's `slo_policy` (`di
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from services.scheduler.service_times import ServiceTime
@@ -54,26 +55,41 @@ class Prediction:
 
     def why(self) -> str:
         """The prediction in words, with the numbers, e.g. for a shed query's error."""
+        ms, deadline = self._shown(1)
         relation = "<=" if self.ms <= self.deadline_ms else ">"
         return (
-            f"predicted {self.ms:.1f} ms on {self.variant} (queue {self.rows_ahead:.0f} rows ahead at "
+            f"predicted {ms:.1f} ms on {self.variant} (queue {self.rows_ahead:.0f} rows ahead at "
             f"{self.ms_per_row:.3g} ms/row observed, {self.done_ms:.1f} ms of it under way, + own run "
             f"{self.own_ms:.1f} ms + "
-            f"{self.overhead_ms:.1f} ms unexplained) {relation} deadline {self.deadline_ms:.1f} ms"
+            f"{self.overhead_ms:.1f} ms unexplained) {relation} deadline {deadline:.1f} ms"
         )
 
     def details(self) -> dict[str, float | str]:
         """The numbers, for an error's JSON body."""
+        ms, deadline = self._shown(3)
         return {
             "variant": self.variant,
-            "predicted_ms": round(self.ms, 3),
+            "predicted_ms": ms,
             "rows_ahead": round(self.rows_ahead, 1),
             "ms_per_row": round(self.ms_per_row, 4),
             "done_ms": round(self.done_ms, 3),
             "own_ms": round(self.own_ms, 3),
             "overhead_ms": round(self.overhead_ms, 3),
-            "deadline_ms": round(self.deadline_ms, 3),
+            "deadline_ms": deadline,
         }
+
+    def _shown(self, digits: int) -> tuple[float, float]:
+        """The predicted time and the deadline rounded so that they keep the relation the prediction
+        decided. Rounding is monotone, so a fit stays a fit; a miss by less than the rounding would read
+        "150.0 > 150.0", so there the prediction is rounded up and the deadline down."""
+        if self.ms <= self.deadline_ms:
+            return round(self.ms, digits), round(self.deadline_ms, digits)
+        scale = 10**digits
+        # The inner round drops float noise, so that 180.1 stays 180.1 rather than going up to 180.2.
+        return (
+            math.ceil(round(self.ms * scale, 6)) / scale,
+            math.floor(round(self.deadline_ms * scale, 6)) / scale,
+        )
 
 
 def predict(

@@ -57,6 +57,21 @@ def test_a_query_the_queue_would_make_late_is_shed_with_the_numbers() -> None:
     assert retry_after_s(p) == 1.0  # never under a second: the header is whole seconds
 
 
+def test_a_miss_smaller_than_the_rounding_still_reads_as_a_miss() -> None:
+    # 165.6664 × 0.9 + 0.9 = 149.99976 ms > 149.9995: a miss by 0.26 µs, which plain rounding shows as
+    # "150.0 > 150.0" in the error's body and its message.
+    p = _predict(ahead=165.6664, profiled=0.0, deadline=149.9995)
+    assert not p.admits
+    d = p.details()
+    assert isinstance(d["predicted_ms"], float) and isinstance(d["deadline_ms"], float)
+    assert d["predicted_ms"] > d["deadline_ms"]
+    assert (d["predicted_ms"], d["deadline_ms"]) == (150.0, 149.999)
+    assert "predicted 150.0 ms" in p.why() and "> deadline 149.9 ms" in p.why()
+    fits = _predict(ahead=165.6664, profiled=0.0, deadline=150.0)  # 149.99976 ≤ 150: plainly rounded
+    assert fits.admits and "predicted 150.0 ms" in fits.why() and "<= deadline 150.0 ms" in fits.why()
+    assert (fits.details()["predicted_ms"], fits.details()["deadline_ms"]) == (150.0, 150.0)
+
+
 def test_work_done_on_the_rows_ahead_since_they_were_admitted_is_not_counted_again() -> None:
     # 60 rows ahead (54 ms of work) admitted 30 ms ago: 24 ms are left, + 1 ms own run ≤ 50.
     p = _predict(ahead=60, done=30.0)
