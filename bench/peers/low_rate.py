@@ -1,0 +1,151 @@
+"""The low-rate goal alone, with more queries than `run.py` gives it: infaas against one peer at each
+model's low rate (`run.py`'s LOW_RATE), in many alternating rounds (infaas first in even rounds, the peer
+first in odd ones), every answered query pooled per system. At 20 q/s a `run.py` run has ~360 queries
+per endpoint, so its p99 is the 4th-slowest query and moves by a third from one run to the next.
+
+As in `run.py`, the infaas suite keeps running while the peer is measured (its processes watch each
+other's heartbeats, so it cannot be paused), and its idle CPU lands on the peer's core. So the peer is
+measured a second time once infaas is stopped, alone on the core: the conservative reference, reported
+beside the interleaved one.
+
+    .venv/bin/python bench/peers/low_rate.py --peer fastapi --models tiny fixed heavy --rounds 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import measure  # noqa: E402
+import models as model_build  # noqa: E402
+import systems  # noqa: E402
+from infaas_side import start_infaas  # noqa: E402
+from run import LOW_RATE  # noqa: E402
+from systems import ROOT, Endpoint, Server  # noqa: E402
+
+from infaas.processes.suite import free_port  # noqa: E402
+
+ROUND_S = 6.0
+
+
+def rounds(
+    runner: measure.Runner,
+    eps: list[Endpoint],
+    servers: dict[str, Server],
+    rows: np.ndarray,
+    rate: float,
+    count: int,
+) -> dict[str, list[float]]:
+    """`count` rounds of `ROUND_S` at `rate` over `eps`, the order alternating: latencies by system."""
+    pooled: dict[str, list[float]] = {ep.system: [] for ep in eps}
+    for ep in eps:  # warm, not recorded
+        runner.open_loop(ep, servers[ep.system], rows, rate, 2.0)
+    for i in range(count):
+        for ep in eps if i % 2 == 0 else eps[::-1]:
+            mine = ep.system == "infaas"
+            r = runner.open_loop(
+                ep, servers[ep.system], rows, rate, ROUND_S, keep_latencies=True, keep_bodies=mine
+            )
+            pooled[ep.system] += r["latencies_ms"]
+            print(
+                f"  {ep.model} {ep.system:8s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors "
+                f"{r['errors'] or 0}  other load on the core {r['other_on_server_core']:.2f}"
+                + (f"  answered by {r['variants']}" if mine else ""),
+                flush=True,
+            )
+    return pooled
+
+
+def summary(latencies: list[float]) -> str:
+    a = np.asarray(latencies)
+    p = {q: float(np.percentile(a, q)) for q in (50, 99, 99.9)}
+    return f"n={len(a)} p50 {p[50]:.3f} p99 {p[99]:.3f} p99.9 {p[99.9]:.3f} ms"
+
+
+def ratios(ours: list[float], theirs: list[float]) -> str:
+    return "  ".join(
+        f"p{q:g} {np.percentile(ours, q) / np.percentile(theirs, q):.2f}×" for q in (50, 99, 99.9)
+    )
+
+
+def idle_cpu(server: Server, seconds: float = 10.0) -> dict[str, float]:
+    """Each process's CPU with no query, in ms per second (what the suite's background costs the core)."""
+    before = server.cpu_s()
+    time.sleep(seconds)
+    after = server.cpu_s()
+    return {name: round((after[name] - before[name]) / seconds * 1000, 1) for name in after if name in before}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--peer", default="fastapi", choices=list(systems.PEERS))
+    p.add_argument("--models", nargs="+", default=list(model_build.SPECS), choices=list(model_build.SPECS))
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--server-core", type=int, default=0)
+    p.add_argument("--client-core", type=int, default=1)
+    a = p.parse_args()
+    os.sched_setaffinity(0, {a.client_core})
+    models_dir = ROOT / "var" / "peers" / "models"
+    model_build.build_all(models_dir)
+    with np.load(models_dir / "digits-validation.npz") as data:
+        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    logs = ROOT / "var" / "peers" / "low_rate_logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    infaas, key = start_infaas(
+        a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", models_dir, a.models
+    )
+    servers = {"infaas": infaas}
+    try:
+        servers[a.peer] = systems.start_peer(
+            a.peer, free_port(), a.server_core, models_dir, a.models, logs, free_port
+        )
+        ours = systems.endpoints("infaas", infaas.port, a.models, {"Authorization": f"Bearer {key}"})
+        theirs = systems.endpoints(a.peer, servers[a.peer].port, a.models)
+        systems.wait_ready(ours + theirs, rows, 300, lambda: True)
+        runner = measure.Runner(a.server_core, 64, 0.5, {})
+        servers[a.peer].hold(True)
+        time.sleep(3.0)  # the registration's and warm-up's work done
+        for _ in range(2):
+            idle = idle_cpu(infaas)
+            print(f"infaas idle, ms of CPU per s: {idle}, total {sum(idle.values()):.0f}", flush=True)
+        servers[a.peer].hold(False)
+        interleaved: dict[str, dict[str, list[float]]] = {}
+        for model in a.models:
+            eps = [ep for ep in ours + theirs if ep.model == model]
+            interleaved[model] = rounds(runner, eps, servers, rows, LOW_RATE.get(model, 20.0), a.rounds)
+        infaas.stop()
+        servers.pop("infaas")
+        print(f"\ninfaas stopped: {a.peer} alone on the core", flush=True)
+        alone = {
+            model: rounds(
+                runner,
+                [ep for ep in theirs if ep.model == model],
+                servers,
+                rows,
+                LOW_RATE.get(model, 20.0),
+                a.rounds,
+            )[a.peer]
+            for model in a.models
+        }
+        print()
+        for model in a.models:
+            mine, peer = interleaved[model]["infaas"], interleaved[model][a.peer]
+            print(f"{model} at {LOW_RATE.get(model, 20.0):.0f}/s")
+            print(f"  infaas              {summary(mine)}")
+            print(f"  {a.peer:8s} interleaved {summary(peer)}   infaas/{a.peer}: {ratios(mine, peer)}")
+            solo = alone[model]
+            print(f"  {a.peer:8s} alone       {summary(solo)}   infaas/{a.peer}: {ratios(mine, solo)}")
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
