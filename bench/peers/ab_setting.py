@@ -21,8 +21,6 @@ import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
@@ -49,8 +47,7 @@ def main() -> None:
     os.sched_setaffinity(0, {a.client_core})
     models_dir = ROOT / "var" / "peers" / "models"
     model_build.build_all(models_dir)
-    with np.load(models_dir / "digits-validation.npz") as data:
-        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    rows = model_build.query_rows(models_dir)
     suites = start_ab(
         name, value, a.server_core, a.client_core, ROOT / "var" / "peers" / "ab", models_dir, [a.model]
     )

@@ -94,8 +94,7 @@ def main() -> None:
     os.sched_setaffinity(0, {a.client_core})
     models_dir = ROOT / "var" / "peers" / "models"
     model_build.build_all(models_dir)
-    with np.load(models_dir / "digits-validation.npz") as data:
-        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    rows = model_build.query_rows(models_dir)
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)
     infaas, key = start_infaas(

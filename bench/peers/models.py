@@ -122,6 +122,12 @@ def build(spec: Spec, x_tr: Floats, y_tr: npt.NDArray[np.int64], seed: int) -> o
     return model
 
 
+def query_rows(out: Path, count: int = 256) -> np.ndarray:
+    """The first `count` validation rows (`build_all` must have run): what every bench script sends."""
+    with np.load(out / "digits-validation.npz") as data:
+        return np.asarray(data["x"][:count], dtype=np.float32)
+
+
 def build_all(out: Path) -> dict[str, dict[str, object]]:
     """Write `<name>.onnx` for each model, the validation set and a manifest (accuracy per model); files
     already there with a matching manifest are kept."""

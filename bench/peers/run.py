@@ -270,8 +270,7 @@ def main() -> None:
     t_start = time.monotonic()
     models_dir = ROOT / "var" / "peers" / "models"
     manifest = model_build.build_all(models_dir)
-    with np.load(models_dir / "digits-validation.npz") as data:
-        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    rows = model_build.query_rows(models_dir)
     logs = ROOT / "var" / "peers" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     sessions = {m: measure.reference(str(models_dir / f"{m}.onnx")) for m in a.models}

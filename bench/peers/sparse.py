@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import httpx
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,8 +41,7 @@ def main() -> None:
     os.sched_setaffinity(0, {a.client_core})
     models_dir = ROOT / "var" / "peers" / "models"
     model_build.build_all(models_dir)
-    with np.load(models_dir / "digits-validation.npz") as data:
-        rows = np.asarray(data["x"][:256], dtype=np.float32)
+    rows = model_build.query_rows(models_dir)
     suites = start_ab(
         SETTING, "0", a.server_core, a.client_core, ROOT / "var" / "peers" / "sparse", models_dir, [a.model]
     )
