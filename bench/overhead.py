@@ -14,7 +14,8 @@ second table gives the CPU time per query of each process, net of its idle use, 
 everything else on the machine during the run (the noise).
 
 `--slo-ms 20` instead finds, for two pinned variants of one measured session (the model's b1 and b64
-forms of the fastest non-dominated b64 variant, or `--slo-variants A B`), the highest offered rate whose
+forms of the fastest b64 variant on `--slo-hardware`, cpu by default, or
+`--slo-variants A B`), the highest offered rate whose
 p99 stays within the SLO, failed queries counting as misses (doubling, then bisection), and prints the
 batching gain.
 Pinning adds `"variant": "<id>"` to the body; a server that answers 422 to it is reported and the
@@ -256,17 +257,23 @@ def slo_mode(bench: Bench, slo_ms: float) -> None:
 
 
 def pick_pair(bench: Bench) -> tuple[str, str]:
-    """The b1 and b64 forms of the fastest ready, non-dominated b64 CPU variant of the model."""
+    """The b1 and b64 forms of the fastest ready b64 variant of the model on `--slo-hardware`:
+    non-dominated first (on a GPU machine the CPU's best are usually dominated by the GPU's)."""
     status, variants = bench.api("GET", f"/v1/models/{bench.args.model}/variants?status=ready")
     if status != 200:
         sys.exit(f"cannot list variants: {status} {variants}")
     ready = {v["id"]: v for v in variants if v["status"] == "ready"}
-    for v in variants:  # fastest first
-        if v["id"] in ready and v["max_batch"] == 64 and not v["dominated"] and v["hardware"] == "cpu":
+    hardware = bench.args.slo_hardware
+    for allow_dominated in (False, True):
+        for v in variants:  # fastest first
+            if v["id"] not in ready or v["max_batch"] != 64 or v["hardware"] != hardware:
+                continue
+            if v["dominated"] and not allow_dominated:
+                continue
             small = v["id"].replace("-b64-", "-b1-")
             if small in ready:
                 return small, v["id"]
-    sys.exit(f"no ready b1/b64 pair among the variants of {bench.args.model}: pass --slo-variants")
+    sys.exit(f"no ready {hardware} b1/b64 pair among the variants of {bench.args.model}: pass --slo-variants")
 
 
 def main() -> None:
@@ -292,6 +299,9 @@ def main() -> None:
     parser.add_argument("--slo-ms", type=float, help="find the max rate within this p99 for two variants")
     parser.add_argument(
         "--slo-variants", nargs="+", metavar="VARIANT", help="small-batch then large-batch variant (or one)"
+    )
+    parser.add_argument(
+        "--slo-hardware", default="cpu", choices=("cpu", "cuda"), help="where the picked pair runs"
     )
     parser.add_argument("--slo-duration", type=float, default=5.0, help="seconds per SLO probe (at least)")
     parser.add_argument("--slo-min-requests", type=int, default=600, help="per SLO probe (p99 needs them)")

@@ -110,7 +110,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from infaas_cli.demo_models import build_demo_models
 
     settings = get_settings()
-    demo = build_demo_models(settings.var_dir / "demo-models")
+    demo = build_demo_models(settings.var_dir / "demo-models", names=args.models)
     bench = Bench(args.url, args.key or admin_key(settings))
     bench.ensure_app()
     stamp = int(time.time())
@@ -185,6 +185,7 @@ def main() -> None:
     parser.add_argument("--key", help="admin key (default: the launcher's)")
     parser.add_argument("--out", type=Path, default=Path("var/bench/variants.svg"), help="SVG to write")
     parser.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
+    parser.add_argument("--models", nargs="+", metavar="NAME", help="only these demo models (default: all)")
     parser.add_argument("--cleanup", action="store_true", help="delete the bench models afterwards")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for each model")
     parser.add_argument(

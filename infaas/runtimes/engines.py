@@ -7,6 +7,7 @@ what is served (same providers, same thread settings, same graph).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,23 @@ _LEVELS = {
     "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
     "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
 }
+
+
+GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+
+
+@lru_cache(maxsize=1)
+def load_gpu_libraries() -> None:
+    """Load the CUDA and cuDNN libraries before the first GPU session of this process.
+
+    onnxruntime-gpu's CUDA provider names them without a search path, and the `gpu` extra installs them
+    as NVIDIA's wheels beside it in site-packages, where only ONNX Runtime's own `preload_dlls` (1.21 and
+    later) looks; a process that imported torch first has them already. Libraries that cannot be found
+    are reported by ONNX Runtime and the session then fails with its own error.
+    """
+    preload = getattr(ort, "preload_dlls", None)
+    if preload is not None:
+        preload()
 
 
 class OnnxRuntime(Runtime):
@@ -74,6 +92,8 @@ class OnnxRuntime(Runtime):
         # Only the variant's provider is listed, and we check it was taken: ONNX Runtime would
         # otherwise fall back to the CPU silently and the profile would describe the wrong hardware.
         providers: list[Any] = [(self.provider, self.provider_options)]
+        if self.provider in GPU_PROVIDERS:
+            load_gpu_libraries()
         self._session = ort.InferenceSession(str(self.path), sess_options=options, providers=providers)
         if self._session.get_providers()[0] != self.provider:
             raise RuntimeError(f"{self.provider} could not be used on this machine")
@@ -152,8 +172,17 @@ def make_runtime(
     """The runtime a variant names; `device`: the GPU a CUDA or TensorRT variant runs on."""
     if runtime == "onnxruntime":
         options: dict[str, Any] = {}
-        if provider in ("CUDAExecutionProvider", "TensorrtExecutionProvider"):
+        if provider in GPU_PROVIDERS:
             options["device_id"] = device
+        if provider == "CUDAExecutionProvider":
+            # The CUDA provider computes fp32 convolutions and matrix products in TF32 unless told not
+            # to (10-bit mantissas: 6e-4 off the CPU's probabilities on the demo CNN); fp32 means fp32,
+            # and the fp16 variants are the lower-precision choice.
+            options["use_tf32"] = 0 if precision == "fp32" else 1
+            # cuDNN's heuristic picks a convolution algorithm per input shape in 8-9 ms on an H100 where
+            # ONNX Runtime's default exhaustive search benchmarks them for 31-43 ms (230 ms for the
+            # first shape), and every batch size is a new shape (see first_run.py).
+            options["cudnn_conv_algo_search"] = "HEURISTIC"
         if provider == "TensorrtExecutionProvider" and precision == "fp16":
             options["trt_fp16_enable"] = True
         return OnnxRuntime(

@@ -9,6 +9,7 @@ they read, so the decisions are tested on any machine.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import shutil
@@ -128,6 +129,22 @@ def cuda_unavailable_reason() -> str | None:
     """None when a CUDA GPU is usable from ONNX Runtime, else why not."""
     found = cuda_devices(ort_providers(), read_gpus())
     return found if isinstance(found, str) else None
+
+
+TENSORRT_LIBRARY = "libnvinfer.so.10"
+"""What ONNX Runtime's TensorRT provider (1.20 and later) loads: TensorRT 10."""
+
+
+def tensorrt_unavailable_reason() -> str | None:
+    """None when ONNX Runtime's TensorRT provider can run here. GPU builds of ONNX Runtime always list
+    the provider, whether TensorRT itself is installed or not, so the library is loaded to tell."""
+    if "TensorrtExecutionProvider" not in ort_providers():
+        return "this ONNX Runtime build has no TensorRT execution provider"
+    try:
+        ctypes.CDLL(TENSORRT_LIBRARY)
+    except OSError:
+        return f"TensorRT is not installed ({TENSORRT_LIBRARY} not found)"
+    return None
 
 
 def neuron_unavailable_reason() -> str | None:

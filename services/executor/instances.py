@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import partial
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -133,9 +134,14 @@ class InstanceHost:
         loaded (its queries will say what is wrong), the log says why."""
         profile = instance.profile
         try:
-            await asyncio.get_running_loop().run_in_executor(
-                instance.pool, first_run, runtime, profile.signature_key, profile.max_batch
+            warm = partial(
+                first_run,
+                runtime,
+                profile.signature_key,
+                profile.max_batch,
+                every_size=profile.hardware == "cuda",  # cuDNN picks its algorithms per shape
             )
+            await asyncio.get_running_loop().run_in_executor(instance.pool, warm)
         except Exception as exc:  # noqa: BLE001 (any runtime error: the load itself succeeded)
             log.warning("first run of %s on zeros failed: %s", profile.id, exc)
 

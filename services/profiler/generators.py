@@ -20,6 +20,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from infaas.runtimes.hardware import tensorrt_unavailable_reason
 from infaas.wire.tensors import Signature
 
 
@@ -210,9 +211,7 @@ class OrtTensorRT(VariantGenerator):
     hardware = "cuda"
 
     def unavailable_reason(self) -> str | None:
-        if "TensorrtExecutionProvider" not in ort.get_available_providers():
-            return "this ONNX Runtime build has no TensorRT execution provider"
-        return None
+        return tensorrt_unavailable_reason()
 
     def generate(self, source: SourceModel) -> list[Candidate]:
         assert source.onnx_path is not None

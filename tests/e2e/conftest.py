@@ -72,19 +72,19 @@ def _settings(var_dir: Path, **overrides: object) -> Settings:
     ports = {f"{s}_port": free_port() for s in ("gateway", "registry", "scheduler", "planner")}
     # Two executors on consecutive ports (the launcher numbers them from executor_port).
     ports["executor_port"] = _free_pair()
-    return Settings(
-        var_dir=var_dir,
-        admin_key="adm_e2e_" + uuid.uuid4().hex,
-        internal_key="int_e2e_" + uuid.uuid4().hex,
-        gateway_host="127.0.0.1",
-        profiler_metrics_port=free_port(),
-        profile_seconds_per_point=0.05,
-        profile_min_iterations=20,
-        max_request_bytes=256 * 1024,
-        executors=2,
-        **ports,  # type: ignore[arg-type]
-        **overrides,  # type: ignore[arg-type]
-    )
+    fields: dict[str, object] = {
+        "var_dir": var_dir,
+        "admin_key": "adm_e2e_" + uuid.uuid4().hex,
+        "internal_key": "int_e2e_" + uuid.uuid4().hex,
+        "gateway_host": "127.0.0.1",
+        "profiler_metrics_port": free_port(),
+        "profile_seconds_per_point": 0.05,
+        "profile_min_iterations": 20,
+        "max_request_bytes": 256 * 1024,
+        "executors": 2,
+        **ports,
+    }
+    return Settings(**{**fields, **overrides})  # type: ignore[arg-type]
 
 
 @contextmanager

@@ -3,6 +3,7 @@ provider lists, NVML's (a stand-in `pynvml` module) and `nvidia-smi`'s output; n
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import types
 from dataclasses import dataclass
@@ -12,15 +13,18 @@ import pytest
 
 from infaas.runtimes.hardware import (
     CUDA_PROVIDER,
+    TENSORRT_LIBRARY,
     GpuReading,
     GpuUse,
     Hardware,
     cuda_devices,
     gpu_memory_above,
     gpu_use,
+    ort_providers,
     parse_smi,
     read_gpus,
     served_hardware,
+    tensorrt_unavailable_reason,
     worker_id,
 )
 from services.planner.providers.kubernetes import pod_name
@@ -142,3 +146,20 @@ def test_gpu_memory_above_a_baseline_from_nvml_or_the_device() -> None:
     assert hidden.process is None
     assert gpu_memory_above(hidden, gpu_use(7, listed, device_used=31 << 30)) == 1 << 30
     assert gpu_memory_above(hidden, gpu_use(7, listed, device_used=29 << 30)) == 0
+
+
+def test_tensorrt_is_available_only_where_its_library_loads() -> None:
+    # GPU builds of ONNX Runtime list the TensorRT provider whether TensorRT is installed or not: the
+    # reason must follow whether libnvinfer really loads on this machine.
+    try:
+        ctypes.CDLL(TENSORRT_LIBRARY)
+        loads = True
+    except OSError:
+        loads = False
+    reason = tensorrt_unavailable_reason()
+    if "TensorrtExecutionProvider" not in ort_providers():
+        assert reason is not None and "no TensorRT execution provider" in reason
+    elif loads:
+        assert reason is None
+    else:
+        assert reason is not None and TENSORRT_LIBRARY in reason
