@@ -72,13 +72,15 @@ async def run(
             rows[name] = rows[edge.source][keep]
             inputs = {inp: np.ascontiguousarray(source[out][keep]) for inp, out in edge.inputs.items()}
         budget_ms = max(MIN_STAGE_BUDGET_MS, (deadline - clock()) * 1000)
-        accuracy = stage.min_accuracy if stage.min_accuracy is not None else pipeline.min_accuracy
+        accuracy, at_reference = pipeline.stage_accuracy(
+            stage, app_min_accuracy=app.default_min_accuracy, lossy=app.lossy
+        )
         model = models[stage.model]
         query = queries.build(
             app,
             model,
             _checked(inputs, max_rows),
-            Requirements(budget_ms, accuracy),
+            Requirements(budget_ms, accuracy, None, at_reference),
             variant=planned.get(name),
             request_id=f"{request_id}.{name}",
         )

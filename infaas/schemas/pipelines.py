@@ -96,3 +96,16 @@ class Pipeline(BaseModel):
     plan_error: dict[str, Any] | None = Field(
         None, description="Why the plan asked for at registration was not made (the pipeline is stored)."
     )
+
+    def stage_accuracy(
+        self, stage: PipelineStage, *, app_min_accuracy: float | None, lossy: bool
+    ) -> tuple[float | None, bool]:
+        """A stage's accuracy rule, as `(floor, at_reference)`: its own floor, else the pipeline's, else
+        its app's default. With none stated anywhere, only variants as accurate as their model as
+        registered serve it (`at_reference`) unless the app is `lossy`: the rule of a plain query
+        (gateway/dataplane/queries.py), so naming a model in a pipeline never gets a lossy form of it
+        silently (an int8 wine classifier at half its accuracy, say)."""
+        floor = stage.min_accuracy if stage.min_accuracy is not None else self.min_accuracy
+        if floor is None:
+            floor = app_min_accuracy
+        return floor, floor is None and not lossy

@@ -54,15 +54,19 @@ def plan_stages(
     variants: Mapping[str, VariantProfile],
     scales: Mapping[str, float],
     hardware: set[str],
+    *,
+    app_min_accuracy: float | None = None,
+    lossy: bool = False,
 ) -> list[PlanStage]:
     """The stages parents first, each with the variants that may serve it: ready, not dominated, on
-    hardware some live worker has, and at the stage's accuracy floor (the pipeline's when it has none)."""
+    hardware some live worker has, and within the stage's accuracy rule (`Pipeline.stage_accuracy`:
+    its floor, or its model's accuracy as registered when no floor is stated and the app is not lossy)."""
     parent = {e.target: e.source for e in pipeline.edges}
     by_name = {s.name: s for s in pipeline.stages}
     out = []
     for name in pipeline.order:
         stage = by_name[name]
-        floor = stage.min_accuracy if stage.min_accuracy is not None else pipeline.min_accuracy
+        floor, at_reference = pipeline.stage_accuracy(stage, app_min_accuracy=app_min_accuracy, lossy=lossy)
         fit = tuple(
             v
             for v in variants.values()
@@ -70,6 +74,7 @@ def plan_stages(
             and not v.dominated
             and v.hardware in hardware
             and (floor is None or v.accuracy >= floor)
+            and not (at_reference and v.reference_accuracy is not None and v.accuracy < v.reference_accuracy)
         )
         out.append(PlanStage(StageShape(name, parent.get(name), scales[name]), fit))
     return out
@@ -123,7 +128,15 @@ async def make_plan(
         raise Unavailable("no live worker to plan the pipeline on", pipeline=name)
     variants = await store.read_variants(redis)
     scales = await observed_scales(redis, pipeline)
-    stages = plan_stages(pipeline, variants, scales, {w.hardware for w in workers})
+    app = await registry.app(pipeline.app)
+    stages = plan_stages(
+        pipeline,
+        variants,
+        scales,
+        {w.hardware for w in workers},
+        app_min_accuracy=app.default_min_accuracy,
+        lossy=app.lossy,
+    )
     empty = [s.shape.name for s in stages if not s.variants]
     if empty:
         raise InvalidInput(f"stages {empty} have no ready variant at their accuracy floor", stages=empty)

@@ -42,6 +42,16 @@ def cellar(running: RunningSuite, tmp_path_factory: pytest.TempPathFactory) -> d
     return {"key": key, "dir": directory}
 
 
+def assert_as_accurate_as_registered(running: RunningSuite, model: str, variant: str) -> None:
+    reference = running.admin.get(f"/v1/models/{model}").json()["reference_accuracy"]
+    forms = {v["id"]: v for v in running.admin.get(f"/v1/models/{model}/variants").json()}
+    assert reference is not None and forms[variant]["accuracy"] >= reference, (
+        variant,
+        forms[variant],
+        reference,
+    )
+
+
 def spec(**changes: Any) -> dict[str, Any]:
     return {
         "name": "tasting",
@@ -80,8 +90,12 @@ def test_pipeline_outputs_match_the_stages_run_by_hand(running: RunningSuite, ce
     assert 0 < on.size < rows.size  # the branch really splits this batch
     (strong,) = grader.run(None, {"scores": logits[on]})
 
-    # int8 variants may answer when the pipeline states no accuracy floor: compare with a tolerance that
-    # still tells a wrong row or a wrong routing apart.
+    # No floor is stated anywhere and the app is not lossy: each stage is answered only by variants as
+    # accurate as its model as registered (the wine model's int8 forms score about half of it: rows of
+    # a wrong class would go on). Other graph levels may answer, hence a tolerance that still tells a
+    # wrong row or a wrong routing apart.
+    for stage in answer["stages"]:
+        assert_as_accurate_as_registered(running, stage["model"], stage["variant"])
     np.testing.assert_allclose(answer["outputs"]["wine"]["logits"], logits, rtol=0.05, atol=0.05)
     assert answer["rows"]["wine"] == list(range(rows.size))
     assert answer["rows"]["grader"] == on.tolist()
@@ -147,6 +161,9 @@ def test_a_plan_is_made_stored_applied_and_pins_the_queries(
     assert answer["planned"] is True
     for stage in answer["stages"]:
         assert stage["variant"] == planned[stage["stage"]]["variant"]
+        # No floor stated, the app not lossy: the plan keeps each model as accurate as registered (the
+        # cheapest forms are the wine model's int8 ones, at about half its accuracy).
+        assert_as_accurate_as_registered(running, stage["model"], stage["variant"])
     events = running.admin.get("/v1/events", params={"kind": "pipeline_planner"}).json()["events"]
     assert any(e["action"] == "plan" and "tasting" in e["reason"] for e in events), events
     with running.client(None) as stranger:
@@ -179,6 +196,8 @@ def test_a_pipeline_is_an_oip_model(running: RunningSuite, cellar: dict[str, Any
     assert out["grader.strong"]["shape"] == [on.size, 2]
     assert body["parameters"]["pipeline"] == "tasting" and isinstance(body["parameters"]["slo_met"], bool)
     assert body["parameters"]["wine.variant"].startswith(f"{WINE}.")
+    # Planned by now (the plan test ran first in this module): the plan's variants keep the same rule.
+    assert_as_accurate_as_registered(running, WINE, body["parameters"]["wine.variant"])
 
 
 def test_a_burst_over_the_planned_envelope_scales_a_stage_up_with_its_reason(
