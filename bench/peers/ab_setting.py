@@ -27,7 +27,7 @@ import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
 from infaas_side import start_ab  # noqa: E402
-from systems import ROOT  # noqa: E402
+from systems import MODELS_DIR, ROOT  # noqa: E402
 
 
 def main() -> None:
@@ -45,11 +45,9 @@ def main() -> None:
     if not sep:
         p.error("the setting must be NAME=VALUE")
     os.sched_setaffinity(0, {a.client_core})
-    models_dir = ROOT / "var" / "peers" / "models"
-    model_build.build_all(models_dir)
-    rows = model_build.query_rows(models_dir)
+    _, rows = model_build.prepare(MODELS_DIR)
     suites = start_ab(
-        name, value, a.server_core, a.client_core, ROOT / "var" / "peers" / "ab", models_dir, [a.model]
+        name, value, a.server_core, a.client_core, ROOT / "var" / "peers" / "ab", MODELS_DIR, [a.model]
     )
     try:
         runner = measure.Runner(a.server_core, 64, 0.5, {})

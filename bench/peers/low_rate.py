@@ -28,7 +28,7 @@ import models as model_build  # noqa: E402
 import systems  # noqa: E402
 from infaas_side import start_infaas  # noqa: E402
 from run import LOW_RATE  # noqa: E402
-from systems import ROOT, Endpoint, Server  # noqa: E402
+from systems import MODELS_DIR, ROOT, Endpoint, Server  # noqa: E402
 
 from infaas.processes.suite import free_port  # noqa: E402
 
@@ -92,18 +92,16 @@ def main() -> None:
     p.add_argument("--client-core", type=int, default=1)
     a = p.parse_args()
     os.sched_setaffinity(0, {a.client_core})
-    models_dir = ROOT / "var" / "peers" / "models"
-    model_build.build_all(models_dir)
-    rows = model_build.query_rows(models_dir)
+    _, rows = model_build.prepare(MODELS_DIR)
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)
     infaas, key = start_infaas(
-        a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", models_dir, a.models
+        a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", MODELS_DIR, a.models
     )
     servers = {"infaas": infaas}
     try:
         servers[a.peer] = systems.start_peer(
-            a.peer, free_port(), a.server_core, models_dir, a.models, logs, free_port
+            a.peer, free_port(), a.server_core, MODELS_DIR, a.models, logs, free_port
         )
         ours = systems.endpoints("infaas", infaas.port, a.models, {"Authorization": f"Bearer {key}"})
         theirs = systems.endpoints(a.peer, servers[a.peer].port, a.models)

@@ -122,10 +122,11 @@ def build(spec: Spec, x_tr: Floats, y_tr: npt.NDArray[np.int64], seed: int) -> o
     return model
 
 
-def query_rows(out: Path, count: int = 256) -> np.ndarray:
-    """The first `count` validation rows (`build_all` must have run): what every bench script sends."""
+def prepare(out: Path, count: int = 256) -> tuple[dict[str, dict[str, object]], np.ndarray]:
+    """`build_all(out)`, and the first `count` validation rows: what every bench script sends."""
+    manifest = build_all(out)
     with np.load(out / "digits-validation.npz") as data:
-        return np.asarray(data["x"][:count], dtype=np.float32)
+        return manifest, np.asarray(data["x"][:count], dtype=np.float32)
 
 
 def build_all(out: Path) -> dict[str, dict[str, object]]:

@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
-from systems import ROOT, Endpoint, Server  # noqa: E402
+from systems import MODELS_DIR, ROOT, Endpoint, Server  # noqa: E402
 
 from infaas.processes.suite import free_port  # noqa: E402
 
@@ -268,12 +268,10 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     os.sched_setaffinity(0, {a.client_core})
     t_start = time.monotonic()
-    models_dir = ROOT / "var" / "peers" / "models"
-    manifest = model_build.build_all(models_dir)
-    rows = model_build.query_rows(models_dir)
+    manifest, rows = model_build.prepare(MODELS_DIR)
     logs = ROOT / "var" / "peers" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    sessions = {m: measure.reference(str(models_dir / f"{m}.onnx")) for m in a.models}
+    sessions = {m: measure.reference(str(MODELS_DIR / f"{m}.onnx")) for m in a.models}
     result: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": {
@@ -287,7 +285,7 @@ def main() -> None:
         "models": {m: {**manifest[m], "in_process_ms": in_process_ms(sessions[m], rows)} for m in a.models},
         "loadavg_start": os.getloadavg(),
     }
-    servers, eps, skipped = start_all(a, models_dir, logs, rows, manifest)
+    servers, eps, skipped = start_all(a, MODELS_DIR, logs, rows, manifest)
     try:
         result["versions"] = {k: s.version for k, s in servers.items()}
         result["skipped"] = skipped

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import models as model_build  # noqa: E402
 from infaas_side import start_ab  # noqa: E402
-from systems import ROOT  # noqa: E402
+from systems import MODELS_DIR, ROOT  # noqa: E402
 
 SETTING = "INFAAS_AUTH_CACHE_KEEP_WARM_S"
 
@@ -39,11 +39,9 @@ def main() -> None:
     p.add_argument("--client-core", type=int, default=1)
     a = p.parse_args()
     os.sched_setaffinity(0, {a.client_core})
-    models_dir = ROOT / "var" / "peers" / "models"
-    model_build.build_all(models_dir)
-    rows = model_build.query_rows(models_dir)
+    _, rows = model_build.prepare(MODELS_DIR)
     suites = start_ab(
-        SETTING, "0", a.server_core, a.client_core, ROOT / "var" / "peers" / "sparse", models_dir, [a.model]
+        SETTING, "0", a.server_core, a.client_core, ROOT / "var" / "peers" / "sparse", MODELS_DIR, [a.model]
     )
     try:
         clients = {

@@ -29,6 +29,8 @@ import psutil
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+MODELS_DIR = ROOT / "var" / "peers" / "models"
+"""Where every bench script builds the shared models (`models.prepare`)."""
 SERVERS = HERE / "servers"
 sys.path.insert(0, str(HERE.parent))
 

@@ -72,15 +72,14 @@ async def run(
             rows[name] = rows[edge.source][keep]
             inputs = {inp: np.ascontiguousarray(source[out][keep]) for inp, out in edge.inputs.items()}
         budget_ms = max(MIN_STAGE_BUDGET_MS, (deadline - clock()) * 1000)
-        accuracy, at_reference = pipeline.stage_accuracy(
-            stage, app_min_accuracy=app.default_min_accuracy, lossy=app.lossy
-        )
         model = models[stage.model]
+        # `build` fills in the app's default accuracy and `at_reference` (the rule the planner also
+        # applies: `Pipeline.stage_accuracy`); a planned stage pins the variant the plan chose under it.
         query = queries.build(
             app,
             model,
             _checked(inputs, max_rows),
-            Requirements(budget_ms, accuracy, None, at_reference),
+            Requirements(budget_ms, pipeline.stage_floor(stage)),
             variant=planned.get(name),
             request_id=f"{request_id}.{name}",
         )

@@ -97,15 +97,19 @@ class Pipeline(BaseModel):
         None, description="Why the plan asked for at registration was not made (the pipeline is stored)."
     )
 
+    def stage_floor(self, stage: PipelineStage) -> float | None:
+        """The accuracy floor a stage states: its own, else the pipeline's (None: neither states one)."""
+        return stage.min_accuracy if stage.min_accuracy is not None else self.min_accuracy
+
     def stage_accuracy(
         self, stage: PipelineStage, *, app_min_accuracy: float | None, lossy: bool
     ) -> tuple[float | None, bool]:
-        """A stage's accuracy rule, as `(floor, at_reference)`: its own floor, else the pipeline's, else
-        its app's default. With none stated anywhere, only variants as accurate as their model as
-        registered serve it (`at_reference`) unless the app is `lossy`: the rule of a plain query
-        (gateway/dataplane/queries.py), so naming a model in a pipeline never gets a lossy form of it
-        silently (an int8 wine classifier at half its accuracy, say)."""
-        floor = stage.min_accuracy if stage.min_accuracy is not None else self.min_accuracy
+        """A stage's accuracy rule, as `(floor, at_reference)`: `stage_floor`, else its app's default.
+        With none stated anywhere, only variants as accurate as their model as registered serve it
+        (`at_reference`) unless the app is `lossy`: the rule a query's requirements get from its app
+        (`_with_defaults` in gateway/dataplane/queries.py), so a plan never pins a lossy form of a model
+        the pipeline names (an int8 wine classifier at half its accuracy, say)."""
+        floor = self.stage_floor(stage)
         if floor is None:
             floor = app_min_accuracy
         return floor, floor is None and not lossy
