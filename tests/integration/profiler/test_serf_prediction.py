@@ -10,10 +10,12 @@ the prediction wrong on every machine — the queue left out (W = S alone is 1.5
 in the wrong unit (ms against s: 1000×), a rate per batch instead of per request.
 The comparison holds only while the model's premise does: the machine runs the model as fast as while it
 was profiled, and the generator keeps its schedule. Both are measured in the round itself (the model's
-mean run time during the measurement, the generator's lateness); a round that broke either — a
-neighbour took the core — is profiled and measured again, up to `ROUNDS` times, and the test fails if
-none ran undisturbed (with every round's numbers). It compares two measurements of one run and asserts
-nothing about how fast the machine is.
+mean run time during the measurement, the generator's lateness). The model is profiled before the round
+and again right after; the prediction comes from whichever profile the measurement's run times match (a
+host slowed down for the whole round matches the one after). A round that matches neither, or whose
+generator fell behind — a neighbour took the core — is profiled and measured again, up to `ROUNDS`
+times, and the test fails if none ran undisturbed (with every round's numbers). It compares two
+measurements of one run and asserts nothing about how fast the machine is.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ test the model's premise.)"""
 LATE = 0.25
 """…and the generator put requests in less than a quarter of a service time late on average (lateness adds
 to the measured latency when the server is idle: at most 1/6 of W = 1.5 S, well inside the tolerance)."""
+MAX_UTILIZATION = 0.7
+"""…and the profile the prediction uses puts the offered load at ρ ≤ 0.7 (0.5 by the profile before)."""
 HIDDEN = 4096
 """A 64→4096→4096→10 MLP: 64 MB of weights, a few milliseconds a request on one thread (memory-bound), so
 the generator's own cost (tens of µs) is small beside it; 400 arrivals at half its rate take ~3 s. (At
@@ -105,6 +109,13 @@ def open_loop(rt: Runtime, sample: dict[str, np.ndarray], rate: float, n: int, s
     return Run(np.asarray(latencies[skip:]), float(np.mean(compute)), float(np.mean(late)))
 
 
+def profile(rt: Runtime, sample: dict[str, np.ndarray]) -> float:
+    """The mean ms of one request, measured the profiler's way."""
+    point = measure_concurrency(rt, sample, 1, 10)
+    assert point.mean_ms is not None and point.requests is not None and point.requests >= 10
+    return float(point.mean_ms)
+
+
 def test_predicted_mean_latency_at_half_load_matches_the_measured_within_a_factor_of_2(
     tmp_path: Path,
 ) -> None:
@@ -121,24 +132,38 @@ def test_predicted_mean_latency_at_half_load_matches_the_measured_within_a_facto
         rt.run(sample)
     disturbed = []
     for attempt in range(ROUNDS):
-        point = measure_concurrency(rt, sample, 1, 10)
-        assert point.mean_ms is not None and point.requests is not None and point.requests >= 10
-        mu = 1000.0 / point.mean_ms
+        before = profile(rt, sample)
+        mu = 1000.0 / before
         rate = 0.5 * mu
         prediction = predict([mu], rate)
         # M/D/1 at ρ = 0.5: W = S + ρS/(2(1 − ρ)) = 1.5 S
         assert prediction.utilization == 0.5
-        assert prediction.latency_ms == pytest.approx(1.5 * point.mean_ms)
+        assert prediction.latency_ms == pytest.approx(1.5 * before)
         run = open_loop(rt, sample, rate, n=400, seed=7 + attempt)
+        # A host that slowed down for the whole round (seen in CI: 4.1-4.5 ms a request against 3.0-3.2
+        # profiled, in every round) ran the model as fast as a profile taken right after says. SERF then
+        # predicts from that profile at the rate that was offered: the same prediction, from a profile
+        # of the machine the queries met.
+        after = profile(rt, sample)
+        used = min((before, after), key=lambda ms: abs(run.compute_ms / ms - 1))
+        if used != before:
+            prediction = predict([1000.0 / used], rate)
         measured = float(run.latency_ms.mean())
         said = (
-            f"predicted {prediction.latency_ms:.3f} ms at {rate:.0f} req/s (μ = {mu:.0f}/s from "
-            f"{point.requests} requests, mean {point.mean_ms:.3f} ms); measured {measured:.3f} ms, the model "
-            f"running {run.compute_ms:.3f} ms a request meanwhile, arrivals {run.late_ms:.3f} ms late"
+            f"predicted {prediction.latency_ms:.3f} ms at {rate:.0f} req/s "
+            f"(ρ = {prediction.utilization:.2f}, "
+            f"profiled {before:.3f} ms a request before the round and {after:.3f} after); measured "
+            f"{measured:.3f} ms, the model running {run.compute_ms:.3f} ms a request meanwhile, arrivals "
+            f"{run.late_ms:.3f} ms late"
         )
         # The premise of the comparison: the machine ran the model as fast as while profiling, and the
-        # generator kept its schedule. A round where a neighbour broke either is measured again.
-        if abs(run.compute_ms / point.mean_ms - 1) > SAME_SPEED or run.late_ms > LATE * point.mean_ms:
+        # generator kept its schedule. A round where a neighbour broke either is measured again; so is
+        # one whose profile puts the load near saturation, where any speed change swamps the queue.
+        if (
+            abs(run.compute_ms / used - 1) > SAME_SPEED
+            or run.late_ms > LATE * used
+            or prediction.utilization > MAX_UTILIZATION
+        ):
             disturbed.append(said)
             continue
         ratio = prediction.latency_ms / measured
