@@ -189,7 +189,19 @@ def demo_command(
 
 
 def main() -> None:
-    app()
+    from pydantic import ValidationError
+
+    try:
+        app()
+    except ValidationError as exc:
+        if exc.title != "Settings":
+            raise
+        # A setting out of range (an interval of 0 would spin a loop): one line per setting, named
+        # as it is set, and no service started.
+        for error in exc.errors():
+            name = "INFAAS_" + "_".join(str(part) for part in error["loc"]).upper()
+            typer.echo(f"invalid setting {name}={error.get('input')!r}: {error['msg']}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ class Settings(BaseSettings):
     executor_advertise_url: str = ""
     """URL other services use to reach this executor; default `http://127.0.0.1:<executor_port>`."""
 
-    max_request_bytes: int = 16 * 1024 * 1024
+    max_request_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     """Largest query body the gateway accepts (413 above)."""
 
     max_model_bytes: int = 512 * 1024 * 1024
@@ -113,25 +113,25 @@ class Settings(BaseSettings):
     decompressed (422 above; so is an archive above 16 MiB expanded that expands more than 64 times its
     size: `infaas.wire.archives`)."""
 
-    max_query_rows: int = 1024
+    max_query_rows: int = Field(default=1024, ge=1)
     """Largest batch one online query may carry (422 above)."""
 
-    query_timeout_s: float = 30.0
+    query_timeout_s: float = Field(default=30.0, gt=0)
     """Hard limit a query waits for a worker, cold loads included, before the scheduler gives up."""
 
-    cache_bytes: int = 64 * 1024 * 1024
+    cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
     """Memory bound of each scheduler's prediction cache."""
 
-    max_pending_queries: int = 2048
+    max_pending_queries: int = Field(default=2048, gt=0)
     """Queries one scheduler holds in flight before it sheds with 503 + Retry-After."""
 
-    app_max_pending: int = 1024
+    app_max_pending: int = Field(default=1024, gt=0)
     """Queries one app may have in flight before it gets 429 + Retry-After."""
 
-    queue_limit_s: float = 0.5
+    queue_limit_s: float = Field(default=0.5, gt=0)
     """Per variant, at most this many seconds of work (at its profiled saturation rate) queued."""
 
-    default_batch_budget_ms: float = 20.0
+    default_batch_budget_ms: float = Field(default=20.0, gt=0)
     """AIMD latency budget of a batch whose queries carry no SLO."""
 
     max_queue_delay_ms: float | None = Field(default=None, ge=0)
@@ -143,25 +143,25 @@ class Settings(BaseSettings):
     """Executor: batches whose profiled latency is at most this run on the event loop rather than the
     instance's thread. Unset: every batch when the executor may use one CPU core only, else 0.5 ms."""
 
-    heartbeat_interval_s: float = 1.0
+    heartbeat_interval_s: float = Field(default=1.0, gt=0)
     """How often an executor reports its load and instances."""
 
-    heartbeat_ttl_s: float = 5.0
+    heartbeat_ttl_s: float = Field(default=5.0, gt=0)
     """A worker whose heartbeat is older than this is considered gone."""
 
-    pulse_interval_s: float = 0.025
+    pulse_interval_s: float = Field(default=0.025, ge=0)
     """How often an executor publishes its pulse (`infaas.data.pulses`), the fast liveness signal; 0 sends
     none (a failure is then noticed by the heartbeat's expiry, a dropped push connection, or the provider)."""
 
-    pulse_misses: int = 2
+    pulse_misses: int = Field(default=2, ge=1)
     """A worker whose pulses stopped for this many intervals, while the channel carried others, is silent:
     failed if a connection to its port is refused or unanswered (`infaas.policy.failure_detection`)."""
 
-    pulse_hung_s: float = 0.5
+    pulse_hung_s: float = Field(default=0.5, ge=0)
     """A silent worker whose port still accepts connections (a process paused on a loaded machine) is
     failed only once its pulses stopped for this long: hung."""
 
-    auth_cache_ttl_s: float = 10.0
+    auth_cache_ttl_s: float = Field(default=10.0, ge=0)
     """How long the gateway trusts a verified key (and a known model signature) before asking again."""
 
     auth_cache_keep_warm_s: float = Field(default=300.0, ge=0)
@@ -210,7 +210,7 @@ class Settings(BaseSettings):
     interference_exit: float = 1.5
     """…and it is `active` again below this factor (INFaaS: 1.5×)."""
 
-    interference_migrate_s: float = 10.0
+    interference_migrate_s: float = Field(default=10.0, ge=0)
     """An instance `interfered` this long is re-placed on a less utilized worker of its kind (INFaaS
     §4.1; services/planner/policies/interference.py); 0 turns that off."""
 
@@ -223,24 +223,24 @@ class Settings(BaseSettings):
     job_pause_states: list[str] = Field(default_factory=lambda: ["interfered", "overloaded"])
     """Instance states that pause jobs on their worker: `interfered` is online latency above its profile."""
 
-    job_max_in_flight: int = 2
+    job_max_in_flight: int = Field(default=2, ge=1)
     """Chunks leased to jobs workers at once (across all jobs)."""
 
-    job_chunk_lease_s: float = 30.0
+    job_chunk_lease_s: float = Field(default=30.0, gt=0)
     """A leased chunk not finished within this is leased again (its worker died or its message was lost)."""
 
-    job_chunk_seconds: float = 1.0
+    job_chunk_seconds: float = Field(default=1.0, gt=0)
     """Default chunk size: about this much of the chosen variant's work at its profiled throughput."""
 
-    job_tick_s: float = 0.5
+    job_tick_s: float = Field(default=0.5, gt=0)
     """How often the planner re-decides the throttle and leases chunks."""
 
-    job_idle_tick_s: float = 10.0
+    job_idle_tick_s: float = Field(default=10.0, gt=0)
     """With no job active, the planner asks the registry only when a submission was signalled in Redis
     (`infaas.jobs.protocol.SUBMITTED_KEY`) or this long after its last ask: an idle system makes no
     request and no database query twice a second."""
 
-    job_max_rows: int = 10_000_000
+    job_max_rows: int = Field(default=10_000_000, ge=1)
     """Largest job input, in rows."""
 
     job_max_input_bytes: int = 1024 * 1024 * 1024
@@ -249,7 +249,7 @@ class Settings(BaseSettings):
     job_data_dir: Path | None = None
     """Where `input_path` / `output_path` of jobs live; default `<var_dir>/job-data`."""
 
-    failover_interval_s: float = 1.0
+    failover_interval_s: float = Field(default=1.0, ge=0)
     """How often the failover loop re-plans warm backups and checks for workers gone from the snapshot
     (failure notices on `infaas:failures` are acted on at once); 0 turns failover off."""
 
@@ -260,10 +260,10 @@ class Settings(BaseSettings):
     """Model autoscaler: `greedy` (INFaaS §4.2.2), `ilp` (the exact ILP on HiGHS), `horizontal` (replicas
     of the running variants only: the SM+ baseline) or `off`."""
 
-    autoscale_interval_s: float = 1.0
+    autoscale_interval_s: float = Field(default=1.0, gt=0)
     """How often the model autoscaler decides (INFaaS: 1 s)."""
 
-    pipeline_tune_interval_s: float = 1.0
+    pipeline_tune_interval_s: float = Field(default=1.0, ge=0)
     """How often the pipeline tuner (InferLine) checks planned pipelines' traffic against their planned
     envelopes and scales their stages; 0 turns it off."""
 
@@ -276,7 +276,7 @@ class Settings(BaseSettings):
     autoscale_lambda: float = 1.0
     """λ (1/s) of the ILP cost: weight of a variant's loading time against its hardware cost."""
 
-    scale_down_min_s: float = 5.0
+    scale_down_min_s: float = Field(default=5.0, ge=0)
     """Floor under T_v, the wait before a scale-down (T_v is the variant's load latency)."""
 
     scale_keep_loaded_s: float = Field(default=30.0, ge=0)
@@ -299,16 +299,16 @@ class Settings(BaseSettings):
     """Hardware kinds the Kubernetes provider scales, each an executor Deployment `infaas-executor-<kind>`
     that must exist (deploy/kubernetes/executor.yaml has `cpu` and `cuda`; its planner sets both)."""
 
-    worker_autoscale_interval_s: float = 2.0
+    worker_autoscale_interval_s: float = Field(default=2.0, gt=0)
     """How often the worker autoscaler decides (INFaaS: 2 s)."""
 
-    min_workers: int = 1
+    min_workers: int = Field(default=1, ge=0)
     """The worker autoscaler never goes below this many workers per hardware kind in use."""
 
-    max_workers: int = 8
+    max_workers: int = Field(default=8, ge=1)
     """… nor above this many per hardware kind."""
 
-    worker_idle_s: float = 60.0
+    worker_idle_s: float = Field(default=60.0, gt=0)
     """A worker with no instance (or no load) for this long is drained and removed."""
 
     log_level: str = "info"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from infaas.core.config import SERVICES, Settings
 
@@ -131,3 +134,43 @@ def test_child_env_carries_the_resolved_configuration(
     assert child.resolved_artifact_dir == s.resolved_artifact_dir
     assert child.require_redis() == "redis://r:1/0"
     assert child.admin_key == "k"
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "autoscale_interval_s",  # run_every(0, …) spun the planner at ~0.8 cores and Redis at ~0.13
+        "worker_autoscale_interval_s",
+        "heartbeat_interval_s",
+        "job_tick_s",
+        "job_idle_tick_s",
+        "query_timeout_s",
+    ],
+)
+def test_an_interval_without_an_off_value_refuses_zero(field: str) -> None:
+    with pytest.raises(ValidationError, match=field):
+        Settings(**{field: 0})
+    assert getattr(Settings(**{field: 0.25}), field) == 0.25
+
+
+@pytest.mark.parametrize("field", ["pulse_interval_s", "failover_interval_s", "pipeline_tune_interval_s"])
+def test_zero_turns_off_what_documents_it(field: str) -> None:
+    assert getattr(Settings(**{field: 0}), field) == 0
+    with pytest.raises(ValidationError, match=field):
+        Settings(**{field: -1})
+
+
+def test_the_cli_names_a_bad_setting_as_it_is_set_and_starts_nothing() -> None:
+    env = {**os.environ, "INFAAS_AUTOSCALE_INTERVAL_S": "0", "INFAAS_PULSE_MISSES": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "infaas_cli.main", "serve", "planner"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert "invalid setting INFAAS_AUTOSCALE_INTERVAL_S='0': Input should be greater than 0" in lines
+    assert any(line.startswith("invalid setting INFAAS_PULSE_MISSES='0'") for line in lines)
+    assert "Traceback" not in done.stderr
