@@ -41,6 +41,7 @@ def main() -> None:
     p.add_argument("--client-core", type=int, default=1)
     p.add_argument("--variant", help="pin the queries to <model>.<VARIANT>")
     a = p.parse_args()
+    systems.stop_servers_on_sigterm()
     name, sep, value = a.setting.partition("=")
     if not sep:
         p.error("the setting must be NAME=VALUE")

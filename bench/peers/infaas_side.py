@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -94,6 +95,29 @@ def start_ab(
             server.stop()
         raise
     return suites
+
+
+PAUSABLE_HEARTBEAT_TTL_S = "120"
+"""`INFAAS_HEARTBEAT_TTL_S` for a suite that `pause` stops for a few rounds at a time: its own workers'
+heartbeats, older than the default 5 s when it wakes, must not read as workers gone. (The TTL decides
+only when a silent worker counts as gone; queries never wait on it.)"""
+
+
+def pause(server: Server, paused: bool, names: tuple[str, ...] | None = None) -> None:
+    """SIGSTOP (or SIGCONT) the suite's processes, or only those whose name starts with one of `names`:
+    the whole system stopped at once, so none of them sees another fall silent."""
+    for name, proc in server.procs.items():
+        if names is not None and name.split("-")[0] not in names:
+            continue
+        try:
+            family = [proc, *proc.children(recursive=True)]  # a Celery worker's pool processes
+        except psutil.Error:
+            continue
+        for p in family:
+            try:
+                p.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
+            except psutil.Error:
+                continue
 
 
 def register(url: str, admin: str, models_dir: Path, models: list[str], timeout_s: float = 900) -> str:

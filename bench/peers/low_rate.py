@@ -1,12 +1,15 @@
 """The low-rate goal alone, with more queries than `run.py` gives it: infaas against one peer at each
-model's low rate (`run.py`'s LOW_RATE), in many alternating rounds (infaas first in even rounds, the peer
-first in odd ones), every answered query pooled per system. At 20 q/s a `run.py` run has ~360 queries
-per endpoint, so its p99 is the 4th-slowest query and moves by a third from one run to the next.
+model's low rate (`run.py`'s LOW_RATE), in many rounds whose order alternates, every answered query
+pooled per condition. At 20 q/s a `run.py` run has ~360 queries per endpoint, so its p99 is the
+4th-slowest query and moves by a third from one run to the next.
 
-As in `run.py`, the infaas suite keeps running while the peer is measured (its processes watch each
-other's heartbeats, so it cannot be paused), and its idle CPU lands on the peer's core. So the peer is
-measured a second time once infaas is stopped, alone on the core: the conservative reference, reported
-beside the interleaved one.
+Three conditions per model, interleaved in time so that the host's noisy and quiet stretches fall on
+each alike:
+- `infaas`: a query through the whole suite;
+- the peer beside the idle suite (its processes keep their background on the core, as in `run.py`);
+- the peer alone: the whole suite paused with SIGSTOP for the round (`infaas_side.pause`, all its
+  processes at once; the suite runs with a heartbeat TTL that outlasts the pause). The reference the
+  goal is judged against.
 
     .venv/bin/python bench/peers/low_rate.py --peer fastapi --models tiny fixed heavy --rounds 6
 """
@@ -26,36 +29,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
-from infaas_side import start_infaas  # noqa: E402
+from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, pause, start_infaas  # noqa: E402
 from run import LOW_RATE  # noqa: E402
 from systems import MODELS_DIR, ROOT, Endpoint, Server  # noqa: E402
 
 from infaas.processes.suite import free_port  # noqa: E402
 
 ROUND_S = 6.0
+ALONE = "alone"
+"""The condition label of the peer measured with the suite paused."""
 
 
 def rounds(
     runner: measure.Runner,
-    eps: list[Endpoint],
+    ours: Endpoint,
+    theirs: Endpoint,
     servers: dict[str, Server],
     rows: np.ndarray,
     rate: float,
     count: int,
 ) -> dict[str, list[float]]:
-    """`count` rounds of `ROUND_S` at `rate` over `eps`, the order alternating: latencies by system."""
-    pooled: dict[str, list[float]] = {ep.system: [] for ep in eps}
-    for ep in eps:  # warm, not recorded
+    """`count` rounds of `ROUND_S` at `rate` of each condition, the order reversed every other round:
+    latencies by condition (`infaas`, the peer's name, `ALONE`)."""
+    infaas, peer = servers["infaas"], servers[theirs.system]
+    conditions = [("infaas", ours), (theirs.system, theirs), (ALONE, theirs)]
+    pooled: dict[str, list[float]] = {label: [] for label, _ in conditions}
+    for _, ep in conditions[:2]:  # warm, not recorded
         runner.open_loop(ep, servers[ep.system], rows, rate, 2.0)
     for i in range(count):
-        for ep in eps if i % 2 == 0 else eps[::-1]:
-            mine = ep.system == "infaas"
-            r = runner.open_loop(
-                ep, servers[ep.system], rows, rate, ROUND_S, keep_latencies=True, keep_bodies=mine
-            )
-            pooled[ep.system] += r["latencies_ms"]
+        for label, ep in conditions if i % 2 == 0 else conditions[::-1]:
+            mine = label == "infaas"
+            if label == ALONE:
+                pause(infaas, True)
+            try:
+                server = infaas if mine else peer
+                r = runner.open_loop(ep, server, rows, rate, ROUND_S, keep_latencies=True, keep_bodies=mine)
+            finally:
+                if label == ALONE:
+                    pause(infaas, False)
+                    time.sleep(1.0)  # the suite's catching up after the pause, before the next round
+            pooled[label] += r["latencies_ms"]
             print(
-                f"  {ep.model} {ep.system:8s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors "
+                f"  {ep.model} {label:8s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors "
                 f"{r['errors'] or 0}  other load on the core {r['other_on_server_core']:.2f}"
                 + (f"  answered by {r['variants']}" if mine else ""),
                 flush=True,
@@ -91,10 +106,12 @@ def main() -> None:
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
     a = p.parse_args()
+    systems.stop_servers_on_sigterm()
     os.sched_setaffinity(0, {a.client_core})
     _, rows = model_build.prepare(MODELS_DIR)
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("INFAAS_HEARTBEAT_TTL_S", PAUSABLE_HEARTBEAT_TTL_S)
     infaas, key = start_infaas(
         a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", MODELS_DIR, a.models
     )
@@ -113,32 +130,21 @@ def main() -> None:
             idle = idle_cpu(infaas)
             print(f"infaas idle, ms of CPU per s: {idle}, total {sum(idle.values()):.0f}", flush=True)
         servers[a.peer].hold(False)
-        interleaved: dict[str, dict[str, list[float]]] = {}
+        pooled: dict[str, dict[str, list[float]]] = {}
         for model in a.models:
-            eps = [ep for ep in ours + theirs if ep.model == model]
-            interleaved[model] = rounds(runner, eps, servers, rows, LOW_RATE.get(model, 20.0), a.rounds)
-        infaas.stop()
-        servers.pop("infaas")
-        print(f"\ninfaas stopped: {a.peer} alone on the core", flush=True)
-        alone = {
-            model: rounds(
-                runner,
-                [ep for ep in theirs if ep.model == model],
-                servers,
-                rows,
-                LOW_RATE.get(model, 20.0),
-                a.rounds,
-            )[a.peer]
-            for model in a.models
-        }
+            mine = next(ep for ep in ours if ep.model == model)
+            peer = next(ep for ep in theirs if ep.model == model)
+            pooled[model] = rounds(runner, mine, peer, servers, rows, LOW_RATE.get(model, 20.0), a.rounds)
         print()
         for model in a.models:
-            mine, peer = interleaved[model]["infaas"], interleaved[model][a.peer]
+            got = pooled[model]
             print(f"{model} at {LOW_RATE.get(model, 20.0):.0f}/s")
-            print(f"  infaas              {summary(mine)}")
-            print(f"  {a.peer:8s} interleaved {summary(peer)}   infaas/{a.peer}: {ratios(mine, peer)}")
-            solo = alone[model]
-            print(f"  {a.peer:8s} alone       {summary(solo)}   infaas/{a.peer}: {ratios(mine, solo)}")
+            print(f"  infaas                  {summary(got['infaas'])}")
+            for label, said in ((a.peer, "beside the suite"), (ALONE, "alone")):
+                print(
+                    f"  {a.peer:8s} {said:16s} {summary(got[label])}   "
+                    f"infaas/{a.peer}: {ratios(got['infaas'], got[label])}"
+                )
     finally:
         for server in servers.values():
             server.stop()

@@ -24,6 +24,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import models as model_build  # noqa: E402
+import systems  # noqa: E402
 from infaas_side import start_ab  # noqa: E402
 from systems import MODELS_DIR, ROOT  # noqa: E402
 
@@ -38,6 +39,7 @@ def main() -> None:
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
     a = p.parse_args()
+    systems.stop_servers_on_sigterm()
     os.sched_setaffinity(0, {a.client_core})
     _, rows = model_build.prepare(MODELS_DIR)
     suites = start_ab(

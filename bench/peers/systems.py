@@ -149,6 +149,17 @@ def endpoints(
 
 
 # --------------------------------------------------------------------------------------------- servers
+def stop_servers_on_sigterm() -> None:
+    """SIGTERM (a `timeout`, a `kill`) ends the script through its `finally`, which stops the servers it
+    started: by default the signal ended it at once and left them running on the server core, where
+    they skewed whatever ran there next."""
+
+    def _exit(_signum: int, _frame: object) -> None:
+        raise SystemExit(143)
+
+    signal.signal(signal.SIGTERM, _exit)
+
+
 def pin(core: int) -> Callable[[], None]:
     return lambda: os.sched_setaffinity(0, {core})
 
