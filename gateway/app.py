@@ -126,6 +126,10 @@ def create_app(
         async with flushing():
             yield
         await app.state.ui_load.stop()
+        await app.state.gateway.auth.aclose()
+        oip_kinds = getattr(app.state, "oip_kinds", None)  # made by the first OIP query, if any
+        if oip_kinds is not None:
+            await oip_kinds.aclose()
         await registry.aclose()
         await scheduler.aclose()
         if selection is not None:

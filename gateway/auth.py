@@ -60,6 +60,11 @@ class Authenticator:
         self.models: TTLCache[ModelInternal] = cache("model")
         self.pipelines: TTLCache[Pipeline] = cache("pipeline")
 
+    async def aclose(self) -> None:
+        """Stop the caches' background reloads (the gateway's shutdown)."""
+        for cache in (self.keys, self.apps, self.models, self.pipelines):
+            await cache.aclose()
+
     async def principal(self, authorization: str | None, client: str | None) -> Principal:
         """The caller behind a bearer key. `client` is the caller's address (None: not limited); an
         address out of failed verifications gets 429 before its key is looked at, so it learns

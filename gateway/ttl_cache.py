@@ -75,6 +75,7 @@ class TTLCache(Generic[V]):
         self._used: dict[str, float] = {}
         self._loaders: dict[str, Callable[[], Awaitable[V]]] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._closed = False
 
     async def get(self, key: str, load: Callable[[], Awaitable[V]]) -> V:
         now = self.clock()
@@ -181,6 +182,8 @@ class TTLCache(Generic[V]):
         self._warm_later(key, self.refresh_after_s or self.ttl_s)
 
     def _warm_later(self, key: str, delay_s: float) -> None:
+        if self._closed:
+            return
         old = self._timers.get(key)
         if old is not None:
             old.cancel()
@@ -209,3 +212,15 @@ class TTLCache(Generic[V]):
         self._data.pop(key, None)
         self._loading.pop(key, None)
         self._cool(key)
+
+    async def aclose(self) -> None:
+        """Stop keeping entries warm and cancel the loads under way (the gateway's shutdown). Without
+        it, a keep-warm timer that fired while the event loop was closing started a load on a task
+        nobody would await or cancel: destroyed pending, with a warning, at the next collection."""
+        self._closed = True
+        for key in list(self._timers):
+            self._cool(key)
+        running = list(self._refreshing)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)

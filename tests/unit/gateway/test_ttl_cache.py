@@ -298,3 +298,25 @@ async def test_a_load_under_way_when_the_entry_is_dropped_does_not_put_the_old_v
     release.set()
     await asyncio.sleep(0.01)  # the old read completes after the drop
     assert await cache.get("app", load) == "new"
+
+
+async def test_closing_stops_keeping_warm_and_cancels_the_loads_under_way() -> None:
+    release, calls = asyncio.Event(), []
+
+    async def slow() -> str:
+        calls.append(1)
+        await release.wait()
+        return "v"
+
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=10.0)
+    first = asyncio.create_task(cache.get("k", slow))
+    await asyncio.sleep(0)
+    release.set()
+    assert await first == "v"
+    release.clear()
+    await asyncio.sleep(0.08)  # its keep-warm reload started, and hangs on `release`
+    assert len(calls) == 2 and cache._refreshing
+    await cache.aclose()
+    assert not cache._refreshing and not cache._timers
+    await asyncio.sleep(0.2)  # past two TTLs: nothing reloads it any more
+    assert len(calls) == 2
