@@ -186,7 +186,8 @@ class Server:
     def hold(self, paused: bool) -> None:
         """SIGSTOP (or SIGCONT) a peer's whole process tree while another system is measured: some peers
         poll when idle (LitServe's workers, Ray's loops), which would land on the measured one's core.
-        infaas is never paused: its processes watch each other's heartbeats."""
+        infaas is not paused here: its processes watch each other's heartbeats, so a suite is paused
+        only whole and when it runs with a heartbeat TTL that outlasts the pause (`infaas_side.pause`)."""
         if self.system == "infaas":
             return
         for p in self.family():
