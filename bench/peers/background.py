@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
-from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, pause, start_infaas  # noqa: E402
+from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas  # noqa: E402
 from low_rate import idle_cpu  # noqa: E402
 from systems import MODELS_DIR, ROOT, Server  # noqa: E402
 
@@ -48,17 +48,9 @@ def start_suites(specs: list[str], core: int, client_core: int, model: str) -> d
         for i, spec in enumerate(specs):
             name, sep, value = spec.partition("=")
             env = {"INFAAS_HEARTBEAT_TTL_S": PAUSABLE_HEARTBEAT_TTL_S, **({name: value} if sep else {})}
-            before = {k: os.environ.get(k) for k in env}
-            os.environ.update(env)
-            try:
+            with environment(env):
                 var = ROOT / "var" / "peers" / f"background-{i}"
                 suites[spec] = start_infaas(core, client_core, var, MODELS_DIR, [model])[0]
-            finally:
-                for k, v in before.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
             pause(suites[spec], True)  # the next one registers on a quiet core
     except BaseException:
         for server in suites.values():

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import psutil
-from systems import Endpoint, Server
+from systems import Endpoint, Server, signal_all
 
 from infaas.core.config import Settings
 from infaas.processes.suite import free_port
@@ -70,6 +71,22 @@ def start_infaas(
     return server, key
 
 
+@contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """`env` in this process's environment while a suite starts (its processes read their settings from
+    it), then the environment as it was."""
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def start_ab(
     name: str, value: str, core: int, client_core: int, var_dir: Path, models_dir: Path, models: list[str]
 ) -> dict[str, tuple[Server, str]]:
@@ -78,18 +95,10 @@ def start_ab(
     one already started."""
     suites: dict[str, tuple[Server, str]] = {}
     try:
-        for label, setting in (("A", None), ("B", value)):
-            before = os.environ.get(name)
-            if setting is not None:
-                os.environ[name] = setting
-            try:
+        for label, env in (("A", {}), ("B", {name: value})):
+            with environment(env):
                 here = var_dir.with_name(f"{var_dir.name}-{label}")
                 suites[label] = start_infaas(core, client_core, here, models_dir, models)
-            finally:
-                if before is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = before
     except BaseException:
         for server, _ in suites.values():
             server.stop()
@@ -107,17 +116,12 @@ def pause(server: Server, paused: bool, names: tuple[str, ...] | None = None) ->
     """SIGSTOP (or SIGCONT) the suite's processes, or only those whose name starts with one of `names`:
     the whole system stopped at once, so none of them sees another fall silent."""
     for name, proc in server.procs.items():
-        if names is not None and name.split("-")[0] not in names:
-            continue
-        try:
-            family = [proc, *proc.children(recursive=True)]  # a Celery worker's pool processes
-        except psutil.Error:
-            continue
-        for p in family:
+        if names is None or name.split("-")[0] in names:
             try:
-                p.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
+                family = [proc, *proc.children(recursive=True)]  # a Celery worker's pool processes
             except psutil.Error:
                 continue
+            signal_all(family, paused)
 
 
 def register(url: str, admin: str, models_dir: Path, models: list[str], timeout_s: float = 900) -> str:

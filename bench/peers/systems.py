@@ -160,6 +160,15 @@ def stop_servers_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _exit)
 
 
+def signal_all(procs: list[psutil.Process], paused: bool) -> None:
+    """SIGSTOP (or SIGCONT) each of `procs`; one already gone is skipped."""
+    for p in procs:
+        try:
+            p.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
+        except psutil.Error:
+            continue
+
+
 def pin(core: int) -> Callable[[], None]:
     return lambda: os.sched_setaffinity(0, {core})
 
@@ -190,11 +199,7 @@ class Server:
         only whole and when it runs with a heartbeat TTL that outlasts the pause (`infaas_side.pause`)."""
         if self.system == "infaas":
             return
-        for p in self.family():
-            try:
-                p.send_signal(signal.SIGSTOP if paused else signal.SIGCONT)
-            except psutil.Error:
-                continue
+        signal_all(self.family(), paused)
 
     def cpu_s(self) -> dict[str, float]:
         """CPU seconds per named process, children included (a peer's workers, Ray's actors)."""

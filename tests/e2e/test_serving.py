@@ -4,7 +4,6 @@ concurrent queries spread over two executors with none lost, duplicated or mixed
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import httpx
@@ -16,6 +15,7 @@ from infaas.core.credentials import INTERNAL_HEADER
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 from tests.e2e.wine import register_wine
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -139,17 +139,16 @@ def test_concurrent_queries_over_two_executors_lose_and_mix_up_nothing(
     assert len(batched) == len(x)
 
 
-def wait_until_both_serve(
-    running: RunningSuite, key: str, row: list[float], variant: str, timeout_s: float = 30
-) -> None:
+def wait_until_both_serve(running: RunningSuite, key: str, row: list[float], variant: str) -> None:
     seen: set[str] = set()
-    deadline = time.monotonic() + timeout_s
-    while len(seen) < 2:
-        assert time.monotonic() < deadline, f"only {seen} answered for {variant} in {timeout_s:g} s"
+
+    def both() -> bool:
         answer = query(running, key, {"inputs": [row], "variant": variant})
         assert answer.status_code == 200, answer.text
         seen.add(answer.json()["worker"])
-        time.sleep(0.05)
+        return len(seen) == 2
+
+    wait_for(both, what=f"both executors answering for {variant}", timeout_s=30, every_s=0.05)
 
 
 def test_a_cost_cap_is_enforced_and_said(

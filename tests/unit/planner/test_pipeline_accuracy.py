@@ -8,8 +8,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from infaas.schemas.pipelines import Pipeline, PipelineEdge, PipelineStage
-from infaas.schemas.variants import BatchLatency, VariantProfile
+from infaas.schemas.variants import VariantProfile
 from services.planner.pipelines import plan_stages
+from tests.factories import variant_profile
 
 
 def pipeline(stage_floor: float | None = None, floor: float | None = None) -> Pipeline:
@@ -29,23 +30,15 @@ def pipeline(stage_floor: float | None = None, floor: float | None = None) -> Pi
 
 
 def form(model: str, precision: str, accuracy: float) -> VariantProfile:
-    return VariantProfile(
+    return variant_profile(
         id=f"{model}.{precision}",
         model=model,
-        app="a",
-        signature_key="k",
-        runtime="onnxruntime",
-        optimization="basic",
         precision=precision,
-        hardware="cpu",
         max_batch=1,
-        threads=1,
         artifact_digest="d",
         accuracy=accuracy,
-        load_ms=1.0,
-        latencies=(BatchLatency(1, 1.0, 1.0),),
+        latencies=((1, 1.0, 1.0),),
         saturation_qps=1.0,
-        peak_memory_bytes=1,
         cost_per_query=1.0,
         reference_accuracy=1.0,
     )
