@@ -1,6 +1,6 @@
-"""A variant's memory two ways, on the demo models: as the profiler used to take it (RSS growth of a
-long-lived process over a load and runs, after other sessions had come and gone) and as it does now (a
-fresh process, services/profiler/memory.py). Prints a markdown table; no system needed.
+"""A variant's memory two ways, on the demo models: as RSS growth of a long-lived process over a load
+and runs, after other sessions have come and gone, and as the profiler takes it (a fresh process,
+services/profiler/memory.py). Prints a markdown table; no system needed.
 
     .venv/bin/python bench/variant_memory.py [--batches 1,4,16,64]
 """
@@ -47,7 +47,7 @@ def main() -> None:
     models = build_demo_models(Path("var") / "demo-models")
     x = np.load(models[0].validation_path)["x"]
     print(
-        f"| model | runtime | artifact MiB | old: in-process RSS growth MiB | new: fresh process MiB "
+        f"| model | runtime | artifact MiB | in-process RSS growth MiB | fresh process MiB "
         f"(batch {', '.join(map(str, batches))}) | probe s |"
     )
     print("| --- | --- | ---: | ---: | --- | ---: |")
