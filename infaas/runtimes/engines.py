@@ -45,6 +45,22 @@ _LEVELS = {
 GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
 
 
+def padded_batch(provider: str, max_batch: int) -> int | None:
+    """The one batch size a variant's every run is padded to, or None where batches run as they come.
+
+    On a GPU, ONNX Runtime re-plans for each input shape that differs from the previous run's: its CUDA
+    convolutions build a new cuDNN frontend plan whenever the input's dimensions change (only the last
+    shape is kept, so warming every size at load does not help), 8-10 ms each on an H100 with the
+    heuristic search, and TensorRT builds an engine per new shape range. A batcher forms batches of any
+    size, so an instance that ran batches as they came paid that cost at every change of batch size
+    (the demo CNN's b64 CUDA variant: served p99 13-19 ms where its b1 sibling's was 3-5 ms,
+    `bench/overhead.py --slo-hardware cuda`). So a GPU variant runs at one shape, its max batch, and its
+    profile gives every batch size that shape's cost (services/profiler/service.py): a batch of 64 rows
+    cost that CNN what one row cost, and where padding costs more, selection weighs it against the
+    variants of smaller max batch."""
+    return max(1, max_batch) if provider in GPU_PROVIDERS else None
+
+
 @lru_cache(maxsize=1)
 def load_gpu_libraries() -> None:
     """Load the CUDA and cuDNN libraries before the first GPU session of this process.
@@ -70,8 +86,10 @@ class OnnxRuntime(Runtime):
         provider: str = "CPUExecutionProvider",
         optimization: str = "basic",
         provider_options: dict[str, Any] | None = None,
+        pad_to: int | None = None,
     ) -> None:
         self.path = path
+        self.pad_to = pad_to
         self.threads = threads
         self.provider = provider
         self.optimization = optimization
@@ -102,11 +120,23 @@ class OnnxRuntime(Runtime):
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._session is None:
             raise RuntimeError("run() before load()")
-        outputs = self._session.run(self._output_names, inputs)
-        return dict(zip(self._output_names, outputs, strict=True))
+        rows = next(iter(inputs.values())).shape[0] if inputs else 0
+        if self.pad_to is None or not 0 < rows < self.pad_to:
+            outputs = self._session.run(self._output_names, inputs)
+            return dict(zip(self._output_names, outputs, strict=True))
+        padded = {name: _pad_rows(x, self.pad_to) for name, x in inputs.items()}
+        outputs = self._session.run(self._output_names, padded)
+        return {n: o[:rows] for n, o in zip(self._output_names, outputs, strict=True)}
 
     def unload(self) -> None:
         self._session = None
+
+
+def _pad_rows(x: np.ndarray, rows: int) -> np.ndarray:
+    """`x` followed by zero rows up to `rows` (the padding's outputs are dropped)."""
+    out = np.zeros((rows, *x.shape[1:]), dtype=x.dtype)
+    out[: x.shape[0]] = x
+    return out
 
 
 class TorchScriptRuntime(Runtime):
@@ -168,8 +198,10 @@ def make_runtime(
     input_names: list[str] | None = None,
     output_names: list[str] | None = None,
     device: int = 0,
+    pad_to: int | None = None,
 ) -> Runtime:
-    """The runtime a variant names; `device`: the GPU a CUDA or TensorRT variant runs on."""
+    """The runtime a variant names; `device`: the GPU a CUDA or TensorRT variant runs on; `pad_to`: the
+    batch size every ONNX Runtime run is padded to (`padded_batch`), None to run batches as they come."""
     if runtime == "onnxruntime":
         options: dict[str, Any] = {}
         if provider in GPU_PROVIDERS:
@@ -179,14 +211,20 @@ def make_runtime(
             # to (10-bit mantissas: 6e-4 off the CPU's probabilities on the demo CNN); fp32 means fp32,
             # and the fp16 variants are the lower-precision choice.
             options["use_tf32"] = 0 if precision == "fp32" else 1
-            # cuDNN's heuristic picks a convolution algorithm per input shape in 8-9 ms on an H100 where
-            # ONNX Runtime's default exhaustive search benchmarks them for 31-43 ms (230 ms for the
-            # first shape), and every batch size is a new shape (see first_run.py).
+            # A new input shape costs a convolution 8-10 ms of planning on an H100 with cuDNN's heuristic
+            # against 32-46 ms with ONNX Runtime's default exhaustive search (64-230 ms for the first
+            # shape; bench/cuda_first_shapes.py). A served instance sees one shape (`padded_batch`);
+            # the profiler's session sees one per batch size.
             options["cudnn_conv_algo_search"] = "HEURISTIC"
         if provider == "TensorrtExecutionProvider" and precision == "fp16":
             options["trt_fp16_enable"] = True
         return OnnxRuntime(
-            path, threads=threads, provider=provider, optimization=optimization, provider_options=options
+            path,
+            threads=threads,
+            provider=provider,
+            optimization=optimization,
+            provider_options=options,
+            pad_to=pad_to,
         )
     if runtime == "torchscript":
         return TorchScriptRuntime(
@@ -201,7 +239,7 @@ def make_runtime(
 
 def runtime_for(profile: VariantProfile, path: Path, device: int = 0) -> Runtime:
     """The (not yet loaded) runtime of a profiled variant whose artifact is at `path`, on GPU `device`
-    when it is a GPU variant."""
+    when it is a GPU variant, padding its batches where `padded_batch` says so."""
     return make_runtime(
         path,
         runtime=profile.runtime,
@@ -213,4 +251,5 @@ def runtime_for(profile: VariantProfile, path: Path, device: int = 0) -> Runtime
         input_names=list(profile.input_names),
         output_names=list(profile.output_names),
         device=device,
+        pad_to=padded_batch(profile.provider, profile.max_batch),
     )

@@ -2,11 +2,9 @@
 allocate their arenas and pick kernels on the first run of each shape, which costs a cold query
 milliseconds to tens of milliseconds (a warm instance must not make its first query pay for it).
 
-On a GPU every batch size is a new shape to cuDNN, which picks its convolution algorithms per shape:
-measured on an H100 with the demo CNN (`bench/cuda_first_shapes.py`), the first run of each new batch
-size cost 31-43 ms with ONNX Runtime's default exhaustive search and 8-9 ms with the heuristic one,
-against 0.3-0.8 ms once seen. The batcher forms batches of any size up to the variant's maximum, so a
-GPU instance runs each of them once at load."""
+One row and a full batch are run. A GPU variant pads every batch to its max batch (engines.py
+`padded_batch`), so both runs are its one shape: warming other sizes would not help there, since ONNX
+Runtime's CUDA convolutions keep the plan of the last shape only."""
 
 from __future__ import annotations
 
@@ -29,15 +27,14 @@ def zero_inputs(signature_key: str, rows: int) -> dict[str, np.ndarray] | None:
     return inputs
 
 
-def warm_batch_sizes(max_batch: int, *, every_size: bool) -> list[int]:
-    """The batch sizes a first run covers: one row and a full batch, or every size up to it."""
-    top = max(1, max_batch)
-    return list(range(1, top + 1)) if every_size else sorted({1, top})
+def warm_batch_sizes(max_batch: int) -> list[int]:
+    """The batch sizes a first run covers: one row and a full batch."""
+    return sorted({1, max(1, max_batch)})
 
 
-def first_run(runtime: Runtime, signature_key: str, max_batch: int, *, every_size: bool = False) -> None:
+def first_run(runtime: Runtime, signature_key: str, max_batch: int) -> None:
     """Run zeros through a loaded runtime at `warm_batch_sizes`; the outputs are discarded."""
-    for rows in warm_batch_sizes(max_batch, every_size=every_size):
+    for rows in warm_batch_sizes(max_batch):
         inputs = zero_inputs(signature_key, rows)
         if inputs is None:
             return

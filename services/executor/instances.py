@@ -134,13 +134,7 @@ class InstanceHost:
         loaded (its queries will say what is wrong), the log says why."""
         profile = instance.profile
         try:
-            warm = partial(
-                first_run,
-                runtime,
-                profile.signature_key,
-                profile.max_batch,
-                every_size=profile.hardware == "cuda",  # cuDNN picks its algorithms per shape
-            )
+            warm = partial(first_run, runtime, profile.signature_key, profile.max_batch)
             await asyncio.get_running_loop().run_in_executor(instance.pool, warm)
         except Exception as exc:  # noqa: BLE001 (any runtime error: the load itself succeeded)
             log.warning("first run of %s on zeros failed: %s", profile.id, exc)

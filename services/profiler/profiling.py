@@ -10,7 +10,7 @@ import gc
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,12 +43,11 @@ class SessionMeasurement:
     interference: tuple[ConcurrencyPoint, ...] = ()
 
 
-def batch_sizes_up_to(largest: int) -> list[int]:
-    """1, 2, 4, … up to `largest` (and `largest` itself if it is not a power of two)."""
-    sizes = [1 << i for i in range(int(math.log2(largest)) + 1)]
-    if sizes[-1] != largest:
-        sizes.append(largest)
-    return sizes
+def batch_sizes_up_to(largest: int, also: Iterable[int] = ()) -> list[int]:
+    """1, 2, 4, … up to `largest`, `largest` itself and the sizes in `also` up to it (the max batches of
+    the variants a session is measured for: a padded variant's cost is the cost at its max batch)."""
+    sizes = {1 << i for i in range(int(math.log2(largest)) + 1)} | {largest}
+    return sorted(sizes | {b for b in also if 1 <= b <= largest})
 
 
 def measure_session(
@@ -59,6 +58,7 @@ def measure_session(
     inputs: dict[str, np.ndarray],
     labels: np.ndarray,
     largest_batch: int,
+    also_batches: Iterable[int] = (),
     seconds_per_point: float,
     min_iterations: int,
     max_concurrency: int = 1,
@@ -83,7 +83,7 @@ def measure_session(
         accuracy = measure_accuracy(model, inputs, labels)
         peak = process.memory_info().rss
         latencies = []
-        for batch in batch_sizes_up_to(largest_batch):
+        for batch in batch_sizes_up_to(largest_batch, also_batches):
             sample = {name: _rows(x, batch) for name, x in inputs.items()}
             latencies.append(time_batch(model, sample, batch, seconds_per_point, min_iterations))
             peak = max(peak, process.memory_info().rss)

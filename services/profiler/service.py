@@ -21,10 +21,10 @@ from infaas.clients.registry import RegistryClient
 from infaas.core.config import Settings
 from infaas.core.costs import cost_per_query
 from infaas.data.artifacts import ArtifactStore
-from infaas.runtimes.engines import Runtime, make_runtime
+from infaas.runtimes.engines import Runtime, make_runtime, padded_batch
 from infaas.runtimes.hardware import usable_cores
 from infaas.schemas.api import ConcurrencyPoint, LatencyPoint, ModelInternal, StatusUpdate, VariantReport
-from infaas.schemas.variants import variant_id
+from infaas.schemas.variants import BatchLatency, variant_id
 from infaas.wire.tensors import Signature, validation_keys
 from services.profiler.generators import Candidate, SourceModel, registered_generators
 from services.profiler.memory import MemoryMeasurement, ProbeSpec, measure_memory
@@ -265,6 +265,7 @@ def measure(
                 inputs=inputs,
                 labels=labels,
                 largest_batch=max(v.max_batch for v in group),
+                also_batches=[v.max_batch for v in group],
                 seconds_per_point=settings.profile_seconds_per_point,
                 min_iterations=settings.profile_min_iterations,
                 max_concurrency=max(1, min(settings.profile_interference_max, usable_cores())),
@@ -283,7 +284,7 @@ def measure(
                     output_names=[s.name for s in signature.outputs],
                 ),
                 inputs,
-                largest=max(v.max_batch for v in group),
+                sizes=batch_sizes_up_to(max(v.max_batch for v in group), [v.max_batch for v in group]),
                 floor=path.stat().st_size,
             )
             reports = [_profiled(v, measured, settings, memory) for v in group]
@@ -300,12 +301,12 @@ def measure(
 
 
 def _measure_memory(
-    spec: ProbeSpec, inputs: dict[str, np.ndarray], *, largest: int, floor: int
+    spec: ProbeSpec, inputs: dict[str, np.ndarray], *, sizes: list[int], floor: int
 ) -> MemoryMeasurement | None:
     """The variant's memory from a fresh process (services/profiler/memory.py), at least its artifact's
     size; None, and the in-process RSS growth stands, when the probe fails (said in the log)."""
     try:
-        memory = measure_memory(spec, inputs, batch_sizes_up_to(largest))
+        memory = measure_memory(spec, inputs, sizes)
     except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
         log.warning("memory probe of %s failed, keeping the in-process estimate: %s", spec.path, exc)
         return None
@@ -313,11 +314,26 @@ def _measure_memory(
     return replace(memory, peak_bytes=max(by_batch.values()), by_batch=by_batch)
 
 
+def _at_padded_size(
+    points: tuple[BatchLatency, ...], by_batch: dict[int, int], size: int
+) -> tuple[tuple[BatchLatency, ...], dict[int, int]]:
+    """Each batch size's latency and memory as the padded size's (the largest measured up to it)."""
+    top = max((p for p in points if p.batch <= size), key=lambda p: p.batch, default=None)
+    if top is None:
+        return points, by_batch
+    latency = tuple(replace(p, p50_ms=top.p50_ms, p99_ms=top.p99_ms) for p in points)
+    memory = by_batch.get(top.batch)
+    return latency, ({p.batch: memory for p in points} if memory is not None else by_batch)
+
+
 def _profiled(
     v: VariantReport, m: SessionMeasurement, settings: Settings, memory: MemoryMeasurement | None = None
 ) -> VariantReport:
     points = tuple(p for p in m.latencies if p.batch <= v.max_batch)
     by_batch = memory.by_batch if memory is not None else {}
+    padded = padded_batch(v.provider, v.max_batch)
+    if padded is not None:  # every batch runs at this one size where it is served (engines.py)
+        points, by_batch = _at_padded_size(points, by_batch, padded)
     qps = round(saturation_qps(points, v.max_batch), 1)
     per_s = settings.prices.per_second(v.hardware, v.threads)
     return v.model_copy(
