@@ -79,6 +79,7 @@ class Margins(FailureWatch):
 
     def __init__(self, client: aioredis.Redis, *, interval_s: float, out: Any) -> None:
         super().__init__(client, None, interval_s=interval_s, misses=1)
+        self.late_s = 0.0  # echo every interval (the planner echoes only while a worker is late)
         self.worst: dict[str, float] = {}
         self.out = out
 

@@ -4,7 +4,10 @@ A worker is silent when its last pulse was heard more than `timeout_s` before th
 detector's own latest pulse heard back on the same channel (its echo). The echo is what keeps a Redis
 outage (or a stalled subscription) from being taken as every worker failing: while the channel carries
 nothing, no echo comes back either and nobody is declared; once it carries the detector's echo sent
-after a worker's deadline, that worker's silence was real.
+after a worker's deadline, that worker's silence was real. While every worker's pulses keep coming,
+they prove the channel themselves, so the detector echoes only once one is `late`: an echo is a
+publish, its reply and its delivery, three wake-ups of the planner and of Redis per interval on the
+cores that serve queries.
 
 Silence alone does not tell a dead process from a paused one: on a loaded machine a live executor's
 pulse thread is not scheduled for tens of milliseconds now and then, longer than two intervals. So a
@@ -20,6 +23,22 @@ from collections.abc import Mapping
 from typing import Literal
 
 Probe = Literal["refused", "unanswered", "accepted"]
+
+LATE_INTERVALS = 1.5
+"""A worker whose latest pulse is older than this many intervals (at most the misses that make it
+silent) is late: the detector echoes each interval until it pulses again or is declared. Above 1, so
+that a pulse a little behind its interval is not late; never above the misses, so the echo that can
+find a worker silent is sent at the same tick as when the detector echoed every interval."""
+
+
+def late_after_s(interval_s: float, misses: int) -> float:
+    """How long after its latest pulse a worker is late."""
+    return min(LATE_INTERVALS, misses) * interval_s
+
+
+def late(last_heard: Mapping[str, float], *, now: float, after_s: float) -> bool:
+    """Whether some worker in `last_heard` (worker -> when its latest pulse arrived) is late at `now`."""
+    return any(now - heard > after_s for heard in last_heard.values())
 
 
 def silent(

@@ -2,13 +2,14 @@
 every recovery as an event.
 
 Detection (`infaas.policy.failure_detection`): the watch hears every executor's pulse
-(`infaas.data.pulses`) and publishes its own on the same channel every interval, with its send time
-as the incarnation; each echo heard back is a moment the channel was known to work, so a worker whose last
-pulse is older than `pulse_misses` intervals by then is silent. A silent worker is probed (a TCP connect to
-its address, `2 × pulse_interval_s` at most): refused or unanswered, it is declared failed
-(`infaas.data.failures`: out of the store at once, the notice published); accepted, it is a suspect (a
-process paused on a loaded machine), declared only once silent for `pulse_hung_s`. A subscription that
-was lost restarts every worker's clock: the pulses it missed say nothing about the workers.
+(`infaas.data.pulses`) and, every interval while some worker is late, publishes its own on the same
+channel with its send time as the incarnation; each echo heard back is a moment the channel was known
+to work, so a worker whose last pulse is older than `pulse_misses` intervals by then is silent. A
+silent worker is probed (a TCP connect to its address, `2 × pulse_interval_s` at most): refused or
+unanswered, it is declared failed (`infaas.data.failures`: out of the store at once, the notice
+published); accepted, it is a suspect (a process paused on a loaded machine), declared only once silent
+for `pulse_hung_s`. A subscription that was lost restarts every worker's clock: the pulses it missed say
+nothing about the workers.
 
 Recording: every notice heard, whoever detected it (this watch, a scheduler whose push connection
 dropped, the local provider seeing a process exit), becomes one `failure`/`declared` event, and every
@@ -39,7 +40,7 @@ from infaas.data.failures import (
     declare_failure,
 )
 from infaas.data.pulses import PULSES_CHANNEL, Pulse
-from infaas.policy.failure_detection import Probe, silent, verdict
+from infaas.policy.failure_detection import Probe, late, late_after_s, silent, verdict
 from services.planner import metrics
 from services.planner.event_log import EventLog
 
@@ -64,6 +65,7 @@ class FailureWatch:
         self.events = events
         self.interval_s = interval_s
         self.timeout_s = misses * interval_s
+        self.late_s = late_after_s(interval_s, misses)
         self.misses = misses
         self.hung_s = max(hung_s, self.timeout_s)
         self.probe_timeout_s = max(2 * interval_s, 0.01)
@@ -73,6 +75,7 @@ class FailureWatch:
         self.incarnations: dict[str, str] = {}
         self.declared: dict[str, str] = {}  # worker -> incarnation this watch declared failed
         self.notices: list[FailureNotice] = []  # every notice heard, newest last (bounded)
+        self.echoes = 0  # echoes published (only while a worker is late)
         self._tasks: list[asyncio.Task[None]] = []
         self._subscribed = asyncio.Event()
 
@@ -95,13 +98,16 @@ class FailureWatch:
 
     async def _echo(self) -> None:
         while True:
-            try:
-                await self.redis.publish(PULSES_CHANNEL, Pulse(self.me, repr(time.monotonic())).encode())
-            except Exception as exc:  # Redis away: no echo, so nobody is declared meanwhile
-                log.debug("failure watch echo failed: %s", exc)
-            # Every interval, not more often: each echo is a publish, its reply and its delivery (three
-            # wake-ups of this process on the serving cores); checking at half intervals would find a
-            # silence at most half an interval sooner (detection stays within 3 intervals + a probe).
+            # Only while a worker is late: the others' pulses prove the channel meanwhile, and each echo
+            # is a publish, its reply and its delivery (three wake-ups of this process and of Redis on
+            # the serving cores). Every interval, not more often: checking at half intervals would find
+            # a silence at most half an interval sooner (detection stays within 3 intervals + a probe).
+            if late(self.heard, now=time.monotonic(), after_s=self.late_s):
+                self.echoes += 1
+                try:
+                    await self.redis.publish(PULSES_CHANNEL, Pulse(self.me, repr(time.monotonic())).encode())
+                except Exception as exc:  # Redis away: no echo, so nobody is declared meanwhile
+                    log.debug("failure watch echo failed: %s", exc)
             await asyncio.sleep(self.interval_s)
 
     async def _listen(self) -> None:

@@ -155,3 +155,28 @@ async def test_streams_last_instance_killed_its_queries_are_taken_back_and_sent_
     assert taken or any("was lost" in str(r["reason"]) for r in results if isinstance(r, dict)), (
         "no answer says it was sent again after the failure"
     )
+
+
+async def test_the_watch_echoes_only_once_a_worker_goes_quiet_and_then_declares_it(
+    fail_cluster: FailCluster, watched: FailureWatch
+) -> None:
+    """While both executors pulse, their pulses prove the channel and the watch publishes (almost) no
+    echo of its own; once one is SIGKILLed the echoes start, and the planner alone declares it (no
+    dispatcher runs here, so no scheduler can)."""
+    victim = fail_cluster.worker_id("executor")
+    await async_wait_for(lambda: len(watched.heard) == 2, what="both executors' pulses")
+    before, seconds = watched.echoes, 2.0
+    await asyncio.sleep(seconds)  # the span observed, not a wait for a condition
+    intervals = seconds / fail_cluster.settings.pulse_interval_s
+    # Echoing every interval would be ~80 here; a pulse delayed past 1.5 intervals on a busy host
+    # (a handful) makes a few.
+    assert watched.echoes - before < intervals / 4, f"{watched.echoes - before} echoes in {intervals:.0f}"
+    quiet = watched.echoes
+    fail_cluster.suite.procs["executor"].send_signal(signal.SIGKILL)
+    await async_wait_for(
+        lambda: [n for n in fail_cluster.notices if n.worker == victim], what="the victim declared"
+    )
+    (notice,) = [n for n in fail_cluster.notices if n.worker == victim]
+    assert notice.detector == "planner" and "no pulse" in notice.reason
+    assert watched.echoes > quiet
+    assert fail_cluster.worker_id("executor-2") not in {n.worker for n in fail_cluster.notices}

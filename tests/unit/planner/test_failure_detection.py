@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from infaas.policy.failure_detection import missing_recently_seen, silent, unseen_for_ttl, verdict
+from infaas.policy.failure_detection import (
+    late,
+    late_after_s,
+    missing_recently_seen,
+    silent,
+    unseen_for_ttl,
+    verdict,
+)
 
 
 def test_no_echo_heard_declares_nobody_however_old_the_pulses() -> None:
@@ -77,3 +84,18 @@ def test_the_time_redis_was_away_does_not_count_against_a_lost_worker() -> None:
     assert missing == ("a",)
     missing, _ = missing_recently_seen({"a": 90.0}, {}, now=104.5, reachable_since=99, ttl_s=5)
     assert missing == ()
+
+
+def test_the_detector_echoes_only_while_some_worker_is_late() -> None:
+    after = late_after_s(0.025, misses=2)
+    assert after == pytest.approx(0.0375)
+    heard = {"w1": 10.000, "w2": 10.020}
+    assert not late(heard, now=10.030, after_s=after)  # both pulsed within 1.5 intervals
+    assert late(heard, now=10.040, after_s=after)  # w1 is 40 ms behind
+    assert not late({}, now=99.0, after_s=after)  # nobody to watch: no echo
+
+
+def test_late_never_comes_after_silent() -> None:
+    # With one miss a worker is silent after one interval; the echoes must have started by then.
+    assert late_after_s(0.025, misses=1) == pytest.approx(0.025)
+    assert late_after_s(0.1, misses=5) == pytest.approx(0.15)
