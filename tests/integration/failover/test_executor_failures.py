@@ -158,7 +158,7 @@ async def test_streams_last_instance_killed_its_queries_are_taken_back_and_sent_
 
 
 async def test_the_watch_echoes_only_once_a_worker_goes_quiet_and_then_declares_it(
-    fail_cluster: FailCluster, watched: FailureWatch
+    fail_cluster: FailCluster, watched: FailureWatch, pg_url: str
 ) -> None:
     """While both executors pulse, their pulses prove the channel and the watch publishes (almost) no
     echo of its own; once one is SIGKILLed the echoes start, and the planner alone declares it (no
@@ -180,3 +180,17 @@ async def test_the_watch_echoes_only_once_a_worker_goes_quiet_and_then_declares_
     assert notice.detector == "planner" and "no pulse" in notice.reason
     assert watched.echoes > quiet
     assert fail_cluster.worker_id("executor-2") not in {n.worker for n in fail_cluster.notices}
+    # The declaration is recorded as an event too (and no write is left running when the test ends).
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+    try:
+
+        def declared() -> list[str]:
+            with sessions() as s:
+                rows = s.scalars(select(EventRow).where(EventRow.kind == "failure")).all()
+                return [r.reason for r in rows if r.worker == victim and r.action == "declared"]
+
+        (reason,) = await async_wait_for(declared, what="the declaration's event")
+        assert "declared failed by the planner" in reason
+    finally:
+        engine.dispose()
