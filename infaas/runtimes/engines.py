@@ -120,8 +120,8 @@ class OnnxRuntime(Runtime):
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._session is None:
             raise RuntimeError("run() before load()")
-        rows = next(iter(inputs.values())).shape[0] if inputs else 0
-        if self.pad_to is None or not 0 < rows < self.pad_to:
+        rows = _batch_rows(inputs) if self.pad_to is not None else None
+        if self.pad_to is None or rows is None or not 0 < rows < self.pad_to:
             outputs = self._session.run(self._output_names, inputs)
             return dict(zip(self._output_names, outputs, strict=True))
         padded = {name: _pad_rows(x, self.pad_to) for name, x in inputs.items()}
@@ -130,6 +130,12 @@ class OnnxRuntime(Runtime):
 
     def unload(self) -> None:
         self._session = None
+
+
+def _batch_rows(inputs: dict[str, np.ndarray]) -> int | None:
+    """The batch's rows, or None where the inputs do not share a first dimension (run as they are)."""
+    sizes = {x.shape[0] if x.ndim else None for x in inputs.values()}
+    return sizes.pop() if len(sizes) == 1 else None
 
 
 def _pad_rows(x: np.ndarray, rows: int) -> np.ndarray:

@@ -101,10 +101,14 @@ def test_every_short_batch_runs_at_the_padded_shape_with_its_own_answers(tmp_pat
     assert plain_spy.rows == [1, 3, 8, 2, 7]
 
 
-def test_a_batch_larger_than_the_pad_runs_as_it_is(tmp_path: Path) -> None:
+def test_a_batch_larger_than_the_pad_or_inputs_of_unequal_rows_run_as_they_are(tmp_path: Path) -> None:
     runtime, spy = _runtime(_two_input_model(tmp_path / "m.onnx"), pad_to=4)
     out = runtime.run({"a": np.ones((6, 4), np.float32), "b": np.zeros((6, 3), np.int64)})
     assert out["y"].shape == (6, 3) and spy.rows == [6]
+    # Rows that do not line up are the model's to refuse, not the padding's to hide.
+    with pytest.raises(Exception, match="(?i)dimension|shape|broadcast"):
+        runtime.run({"a": np.ones((2, 4), np.float32), "b": np.zeros((3, 3), np.int64)})
+    assert spy.rows == [6, 2]
 
 
 def test_batch_sizes_include_each_variants_max_batch() -> None:
