@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +19,13 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from onnx import TensorProto, helper, numpy_helper
+from sqlalchemy import select
 
 from infaas.clients.executor import ExecutorClient
 from infaas.core.config import Settings
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
-from infaas.data.db import make_engine
+from infaas.data.db import EventRow, make_engine, make_sessionmaker
 from infaas.data.failures import FAILURES_CHANNEL, RECOVERIES_CHANNEL, FailureNotice, Recovery
 from infaas.processes.suite import Suite, free_port
 from infaas.schemas.variants import VariantProfile
@@ -60,6 +61,22 @@ def softmax_regression(path: Path) -> tuple[np.ndarray, np.ndarray]:
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return weights, bias
+
+
+@contextlib.contextmanager
+def failure_events(pg_url: str) -> Iterator[Callable[[], list[EventRow]]]:
+    """A reader of the `failure` events recorded so far (its engine disposed on leaving)."""
+    engine = make_engine(pg_url)
+    sessions = make_sessionmaker(engine)
+
+    def read() -> list[EventRow]:
+        with sessions() as s:
+            return list(s.scalars(select(EventRow).where(EventRow.kind == "failure")).all())
+
+    try:
+        yield read
+    finally:
+        engine.dispose()
 
 
 @dataclass

@@ -12,15 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 import redis
-from sqlalchemy import select
 
 from infaas.clients.envelope import Query
 from infaas.data import store
-from infaas.data.db import EventRow, make_engine, make_sessionmaker
 from infaas.policy.selection import Requirements
 from services.planner.failures import FailureWatch
 from services.scheduler.dispatch import Dispatcher
-from tests.integration.failover.conftest import FEATURES, SIGNATURE, FailCluster, place
+from tests.integration.failover.conftest import FEATURES, SIGNATURE, FailCluster, failure_events, place
 from tests.polling import async_wait_for, wait_for
 
 
@@ -99,25 +97,16 @@ async def test_sigkill_under_load_is_declared_once_and_loses_no_query(
     recovery = fail_cluster.recoveries[0]
     assert (recovery.worker, recovery.model, recovery.replacement) == (victim, "ranker", survivor)
     assert recovery.answered_at >= notice.detected_at
-    engine = make_engine(pg_url)
-    sessions = make_sessionmaker(engine)
-    try:
-
-        def recorded() -> list[str]:
-            with sessions() as s:
-                rows = s.scalars(select(EventRow).where(EventRow.kind == "failure")).all()
-                return sorted(
-                    r.action for r in rows if victim in (r.worker, (r.details or {}).get("failed_worker"))
-                )
+    with failure_events(pg_url) as events:
 
         def both() -> list[str]:
-            got = recorded()
+            got = sorted(
+                r.action for r in events() if victim in (r.worker, (r.details or {}).get("failed_worker"))
+            )
             return got if "recovered" in got else []
 
         actions = await async_wait_for(both, what="the failure's events")
         assert actions.count("declared") == 1 and actions.count("recovered") == 1
-    finally:
-        engine.dispose()
 
     # The supervisor's restart: a new incarnation under the same worker id rejoins every view.
     fail_cluster.suite.restart("executor")
@@ -181,16 +170,9 @@ async def test_the_watch_echoes_only_once_a_worker_goes_quiet_and_then_declares_
     assert watched.echoes > quiet
     assert fail_cluster.worker_id("executor-2") not in {n.worker for n in fail_cluster.notices}
     # The declaration is recorded as an event too (and no write is left running when the test ends).
-    engine = make_engine(pg_url)
-    sessions = make_sessionmaker(engine)
-    try:
-
-        def declared() -> list[str]:
-            with sessions() as s:
-                rows = s.scalars(select(EventRow).where(EventRow.kind == "failure")).all()
-                return [r.reason for r in rows if r.worker == victim and r.action == "declared"]
-
-        (reason,) = await async_wait_for(declared, what="the declaration's event")
+    with failure_events(pg_url) as events:
+        (reason,) = await async_wait_for(
+            lambda: [r.reason for r in events() if r.worker == victim and r.action == "declared"],
+            what="the declaration's event",
+        )
         assert "declared failed by the planner" in reason
-    finally:
-        engine.dispose()

@@ -15,14 +15,12 @@ import numpy as np
 import pytest
 import redis
 import redis.asyncio as aioredis
-from sqlalchemy import select
 
 from infaas.data import store
-from infaas.data.db import EventRow, make_engine, make_sessionmaker
 from infaas.data.failures import FailureNotice, declare_failure
 from services.planner.failures import FailureWatch
 from services.scheduler.dispatch import Dispatcher
-from tests.integration.failover.conftest import FEATURES, FailCluster, place
+from tests.integration.failover.conftest import FEATURES, FailCluster, failure_events, place
 from tests.integration.failover.test_executor_failures import _check_answers, _query, _streams_empty
 from tests.polling import async_wait_for, wait_for
 
@@ -86,19 +84,12 @@ async def test_a_live_worker_declared_failed_keeps_every_answer_and_rejoins(
         # The watch hears it pulse under the declared incarnation: a false alarm, recorded as such.
         await async_wait_for(lambda: victim not in watched.declared, what="the watch to see it revive")
         await async_wait_for(lambda: victim in watched.heard, what="its pulses tracked again")
-        engine = make_engine(pg_url)
-        sessions = make_sessionmaker(engine)
-        try:
-
-            def revived() -> list[EventRow]:
-                with sessions() as s:
-                    rows = s.scalars(select(EventRow).where(EventRow.kind == "failure")).all()
-                    return [r for r in rows if r.action == "revived" and r.worker == victim]
-
-            rows = await async_wait_for(revived, what="the revived event")
+        with failure_events(pg_url) as events:
+            rows = await async_wait_for(
+                lambda: [r for r in events() if r.action == "revived" and r.worker == victim],
+                what="the revived event",
+            )
             assert "stalled, not died" in rows[0].reason
-        finally:
-            engine.dispose()
 
         # Its next heartbeat puts it back, same incarnation, and the dispatcher serves from it again.
         def back() -> bool:
