@@ -10,7 +10,7 @@ import gc
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,14 +57,14 @@ def measure_session(
     artifact_bytes: int,
     inputs: dict[str, np.ndarray],
     labels: np.ndarray,
-    largest_batch: int,
-    also_batches: Iterable[int] = (),
+    batch_sizes: Sequence[int],
     seconds_per_point: float,
     min_iterations: int,
     max_concurrency: int = 1,
     concurrency_requests: int = 10,
 ) -> SessionMeasurement:
-    """Profile one session configuration on this machine; `factory` builds an unloaded runtime."""
+    """Profile one session configuration on this machine at `batch_sizes` (`batch_sizes_up_to`);
+    `factory` builds an unloaded runtime."""
     process = psutil.Process()
     gc.collect()
     rss_before = process.memory_info().rss
@@ -83,7 +83,7 @@ def measure_session(
         accuracy = measure_accuracy(model, inputs, labels)
         peak = process.memory_info().rss
         latencies = []
-        for batch in batch_sizes_up_to(largest_batch, also_batches):
+        for batch in batch_sizes:
             sample = {name: _rows(x, batch) for name, x in inputs.items()}
             latencies.append(time_batch(model, sample, batch, seconds_per_point, min_iterations))
             peak = max(peak, process.memory_info().rss)

@@ -258,14 +258,16 @@ def measure(
                     output_names=[s.name for s in signature.outputs],
                 )
 
+            # Each variant's own max batch too: a padded variant costs what its max batch costs.
+            max_batches = [v.max_batch for v in group]
+            sizes = batch_sizes_up_to(max(max_batches), max_batches)
             measured = measure_session(  # latency, accuracy, load time: in this process
                 factory,
                 threads=threads,
                 artifact_bytes=path.stat().st_size,
                 inputs=inputs,
                 labels=labels,
-                largest_batch=max(v.max_batch for v in group),
-                also_batches=[v.max_batch for v in group],
+                batch_sizes=sizes,
                 seconds_per_point=settings.profile_seconds_per_point,
                 min_iterations=settings.profile_min_iterations,
                 max_concurrency=max(1, min(settings.profile_interference_max, usable_cores())),
@@ -284,7 +286,7 @@ def measure(
                     output_names=[s.name for s in signature.outputs],
                 ),
                 inputs,
-                sizes=batch_sizes_up_to(max(v.max_batch for v in group), [v.max_batch for v in group]),
+                sizes=sizes,
                 floor=path.stat().st_size,
             )
             reports = [_profiled(v, measured, settings, memory) for v in group]
@@ -315,10 +317,11 @@ def _measure_memory(
 
 
 def _at_padded_size(
-    points: tuple[BatchLatency, ...], by_batch: dict[int, int], size: int
+    points: tuple[BatchLatency, ...], by_batch: dict[int, int]
 ) -> tuple[tuple[BatchLatency, ...], dict[int, int]]:
-    """Each batch size's latency and memory as the padded size's (the largest measured up to it)."""
-    top = max((p for p in points if p.batch <= size), key=lambda p: p.batch, default=None)
+    """Each batch size's latency and memory as the padded size's: the variant's max batch, the
+    largest of `points` (measured at it, `batch_sizes_up_to`)."""
+    top = max(points, key=lambda p: p.batch, default=None)
     if top is None:
         return points, by_batch
     latency = tuple(replace(p, p50_ms=top.p50_ms, p99_ms=top.p99_ms) for p in points)
@@ -331,9 +334,8 @@ def _profiled(
 ) -> VariantReport:
     points = tuple(p for p in m.latencies if p.batch <= v.max_batch)
     by_batch = memory.by_batch if memory is not None else {}
-    padded = padded_batch(v.provider, v.max_batch)
-    if padded is not None:  # every batch runs at this one size where it is served (engines.py)
-        points, by_batch = _at_padded_size(points, by_batch, padded)
+    if padded_batch(v.provider, v.max_batch) is not None:  # served at one size (engines.py)
+        points, by_batch = _at_padded_size(points, by_batch)
     qps = round(saturation_qps(points, v.max_batch), 1)
     per_s = settings.prices.per_second(v.hardware, v.threads)
     return v.model_copy(

@@ -14,7 +14,7 @@ from infaas.runtimes.hardware import cuda_unavailable_reason
 from infaas.wire.tensors import Signature, load_onnx, read_signature
 from infaas_cli.demo_models import DemoModel
 from services.profiler.generators import Candidate, OrtCuda, OrtTensorRT, SourceModel
-from services.profiler.profiling import measure_session
+from services.profiler.profiling import batch_sizes_up_to, measure_session
 
 REASON = cuda_unavailable_reason()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(REASON is not None, reason=f"no usable GPU: {REASON}")]
@@ -71,7 +71,7 @@ def test_gpu_candidates_agree_and_profile(
             artifact_bytes=len(candidate.data),
             inputs={"x": x},
             labels=y,
-            largest_batch=64,
+            batch_sizes=batch_sizes_up_to(64),
             seconds_per_point=0.1,
             min_iterations=20,
         )
