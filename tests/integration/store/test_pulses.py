@@ -4,6 +4,7 @@ off after the reconnect), and a stop says `leaving`."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -41,19 +42,33 @@ def heard(redis_url: str) -> Iterator[Heard]:
     h.close()
 
 
+class Waits(threading.Event):
+    """The sender's stop event, recording each wait it is asked for and how many pulses were sent by
+    then: the pace is checked by what the sender does, not by a clock on a shared machine."""
+
+    def __init__(self, sender: PulseSender) -> None:
+        super().__init__()
+        self.sender = sender
+        self.waits: list[tuple[float | None, int]] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append((timeout, self.sender.sent))
+        return super().wait(timeout)
+
+
 def test_pulses_arrive_at_their_interval_and_nothing_comes_back(redis_url: str, heard: Heard) -> None:
     sender = PulseSender(redis_url, Pulse("pulse-test-worker", "inc-1"), interval_s=0.02)
-    # Read before the thread starts: its first pulse may go out before this thread runs again, and 20
-    # pulses span 19 intervals from that first one.
-    started = time.monotonic()
+    waits = sender._stop = Waits(sender)
     sender.start()
     try:
         wait_for(lambda: len(heard.poll()) >= 20, what="20 pulses", timeout_s=5)
-        elapsed = time.monotonic() - started
         assert all(p == Pulse("pulse-test-worker", "inc-1") for p in heard.pulses)
-        assert elapsed >= 19 * 0.02  # one per interval, not faster
     finally:
         sender.stop()
+    # One per interval, not faster: after each pulse, and only after one, a wait of the whole interval.
+    assert [timeout for timeout, _ in waits.waits] == [0.02] * len(waits.waits)
+    assert [sent for _, sent in waits.waits] == list(range(1, len(waits.waits) + 1))
+    assert len(waits.waits) >= 19
     # Fire and forget: the sender polled its connection after every publish, and Redis wrote nothing back.
     assert sender.sent >= 20 and sender.replies == 0
     wait_for(lambda: heard.poll()[-1].state == "leaving", what="the leaving pulse", timeout_s=2)
