@@ -44,10 +44,20 @@ def start_suite(settings: Settings) -> Suite:
         scheduler = ("scheduler",) if settings.scheduler_mode == "remote" else ()
         for name in scheduler:
             suite.start(name, ["serve", name])
+        # `embedded`: the first CPU executor runs inside the gateway's process (Settings.executor_mode).
+        embedded = settings.executor_mode == "embedded" and settings.executors >= 1
+        hosted = {"executor": "gateway"} if embedded else {}
         for name, env in executors.items():
-            suite.start(name, ["serve", "executor"], {"INFAAS_EXECUTOR_PORT": str(suite.port(name)), **env})
-        for name in ("planner", "gateway"):
-            suite.start(name, ["serve", name])
+            if name not in hosted:
+                suite.start(
+                    name, ["serve", "executor"], {"INFAAS_EXECUTOR_PORT": str(suite.port(name)), **env}
+                )
+        suite.start("planner", ["serve", "planner"])
+        in_gateway = (
+            {"INFAAS_EXECUTOR_PORT": str(suite.port("executor")), **executors["executor"]} if hosted else None
+        )
+        suite.start("gateway", ["serve", "gateway"], in_gateway)
+        suite.hosted.update(hosted)
         queues = [arg for kind in profiled_kinds(hardware) for arg in ("--queue", profile_queue(kind))]
         suite.start("profiler", ["serve", "profiler", *queues])
         suite.start("jobs", ["serve", "jobs"])  # offline-job chunks (Celery queue `jobs`)

@@ -64,16 +64,31 @@ def serve(
 
         run_worker(settings, queue)
         return
+    if service == "gateway" and settings.executor_mode == "embedded":
+        from infaas.http.together import serve_together
+
+        serve_together(
+            server_options("gateway", settings), server_options("executor", settings, in_process=True)
+        )
+        return
     import uvicorn
 
     uvicorn.run(**server_options(service, settings))
 
 
-def server_options(service: str, settings: Settings) -> dict[str, Any]:
-    """How uvicorn runs an HTTP service: the app, and our protocol (`infaas/http/server.py`)."""
+def server_options(service: str, settings: Settings, *, in_process: bool = False) -> dict[str, Any]:
+    """How uvicorn runs an HTTP service: the app, and our protocol (`infaas/http/server.py`);
+    `in_process`: an executor in the gateway's process (`executor_mode = "embedded"`)."""
     from infaas.http.server import InfaasHttpProtocol
 
-    asgi = _gateway(settings) if service == "gateway" else _factory(service)(settings)
+    if service == "gateway":
+        asgi = _gateway(settings)
+    elif in_process:
+        from services.executor.app import create_app
+
+        asgi = create_app(settings, in_process=True)
+    else:
+        asgi = _factory(service)(settings)
     return {
         "app": asgi,
         "http": InfaasHttpProtocol,  # one write per response; the gateway's queries without ASGI

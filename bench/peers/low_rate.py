@@ -12,6 +12,7 @@ each alike:
   goal is judged against.
 
     .venv/bin/python bench/peers/low_rate.py --peer fastapi --models tiny fixed heavy --rounds 6
+    .venv/bin/python bench/peers/low_rate.py ... --setting INFAAS_EXECUTOR_MODE=embedded
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
-from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, pause, start_infaas  # noqa: E402
+from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas  # noqa: E402
 from run import LOW_RATE  # noqa: E402
 from systems import MODELS_DIR, ROOT, Endpoint, Server  # noqa: E402
 
@@ -103,6 +104,13 @@ def main() -> None:
     p.add_argument("--peer", default="fastapi", choices=list(systems.PEERS))
     p.add_argument("--models", nargs="+", default=list(model_build.SPECS), choices=list(model_build.SPECS))
     p.add_argument("--rounds", type=int, default=6)
+    p.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the infaas suite, e.g. INFAAS_EXECUTOR_MODE=embedded (repeatable)",
+    )
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
     a = p.parse_args()
@@ -112,9 +120,12 @@ def main() -> None:
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("INFAAS_HEARTBEAT_TTL_S", PAUSABLE_HEARTBEAT_TTL_S)
-    infaas, key = start_infaas(
-        a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", MODELS_DIR, a.models
-    )
+    settings = dict(item.split("=", 1) for item in a.setting)
+    with environment(settings):
+        infaas, key = start_infaas(
+            a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", MODELS_DIR, a.models
+        )
+    print(f"infaas settings: {settings or 'defaults'}", flush=True)
     servers = {"infaas": infaas}
     try:
         servers[a.peer] = systems.start_peer(

@@ -89,6 +89,12 @@ class Settings(BaseSettings):
     scheduler_mode: Literal["embedded", "remote"] = "embedded"
     """`embedded`: each gateway process runs the scheduler's dispatcher itself (one HTTP hop less per
     query; see docs/benchmarks.md); `remote`: the gateway calls the scheduler service over HTTP."""
+    executor_mode: Literal["remote", "embedded"] = "remote"
+    """`remote`: every executor is a process of its own; `embedded`: the gateway process hosts the
+    first CPU executor (its own port, API, heartbeats and pulses) and hands it query frames by a function
+    call instead of a socket (`infaas.wire.loopback`): two process wake-ups less per query it serves
+    (docs/benchmarks.md). The price: a model that crashes its process takes the gateway down with it
+    (the supervisor starts both again), where a separate executor's crash costs a re-send."""
     dispatch: Literal["push", "streams"] = "push"
     """How the dispatcher hands queries to executors: `push` sends each frame over a persistent TCP
     connection to the chosen instance's worker and reads the answer back on it (four process wake-ups

@@ -137,6 +137,9 @@ class Suite:
     """`time.monotonic()` when each process was last spawned."""
     restarts: dict[str, int] = field(default_factory=dict)
     """How often each process was restarted (by a `Supervisor`; tests without one see none)."""
+    hosted: dict[str, str] = field(default_factory=dict)
+    """Services that run inside another's process, by name: the embedded executor in the gateway's
+    (`executor_mode = "embedded"`). They have a port and a health check but no process of their own."""
     _args: dict[str, tuple[list[str], dict[str, str] | None]] = field(default_factory=dict)
 
     def start_embedded_redis(self) -> str:
@@ -215,7 +218,7 @@ class Suite:
         for name in services:
             url = f"http://127.0.0.1:{self.port(name)}/health"
             while True:
-                proc = self.procs[name]
+                proc = self.procs[self.hosted.get(name, name)]
                 if proc.poll() is not None:
                     raise RuntimeError(f"{name} exited with {proc.returncode}; see {self.log_dir}/{name}.log")
                 try:

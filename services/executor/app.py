@@ -30,6 +30,7 @@ from infaas.runtimes.hardware import detect_hardware, served_hardware, usable_co
 from infaas.runtimes.hardware import worker_id as make_worker_id
 from infaas.schemas.api import WorkerRegistration
 from infaas.schemas.variants import VariantProfile
+from infaas.wire import loopback
 from services.executor import control, metrics
 from services.executor.failures import listen_failures
 from services.executor.instance_state import Thresholds
@@ -119,7 +120,9 @@ def worker_utilization(busy_s: float, elapsed_s: float, *, kind: str, cores: int
     return min(1.0, max(0.0, busy_s) / (max(elapsed_s, 1e-3) * lanes))
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
+    """The executor's app; `in_process`: it runs inside the gateway's process, whose dispatcher then
+    reaches its push endpoint without a socket (`infaas.wire.loopback`)."""
     hardware = detect_hardware()
     served = served_hardware(
         hardware,
@@ -155,6 +158,7 @@ def create_app(settings: Settings) -> FastAPI:
             advertise_url=url,
             internal_key=settings.internal_key,
             max_frame_bytes=4 * settings.max_request_bytes,
+            in_process=in_process,
         )
         last = {"t": time.monotonic(), "busy": 0.0}
         thresholds = Thresholds(
@@ -260,6 +264,7 @@ def create_app(settings: Settings) -> FastAPI:
             await asyncio.to_thread(pulses.stop)
         await stop_tasks(task, claims)
         push_server.close()  # no new connections; unloading refuses what is queued, to be sent elsewhere
+        loopback.stop(push_addr)
         await host.close()
         with contextlib.suppress(Exception):
             await store.forget_worker(redis, worker_id)

@@ -18,6 +18,7 @@ import logging
 from urllib.parse import urlsplit
 
 from infaas.core.errors import BadRequest
+from infaas.wire import loopback
 from infaas.wire.connection import FramedProtocol
 from infaas.wire.frames import decode_frame, encode_frame, peek_header
 from infaas.wire.handshake import hello_matches
@@ -80,18 +81,29 @@ def _ignore(_frame: bytes | memoryview) -> None:
 
 
 async def start_server(
-    host: InstanceHost, *, bind: str, port: int, advertise_url: str, internal_key: str, max_frame_bytes: int
+    host: InstanceHost,
+    *,
+    bind: str,
+    port: int,
+    advertise_url: str,
+    internal_key: str,
+    max_frame_bytes: int,
+    in_process: bool = False,
 ) -> tuple[asyncio.Server, str]:
     """Listen for dispatchers; returns the server and the `host:port` to advertise in heartbeats (port
-    0 picks a free one: the address travels in the metadata store, so nobody needs to know it ahead)."""
+    0 picks a free one: the address travels in the metadata store, so nobody needs to know it ahead).
+    `in_process`: a dispatcher in this process reaches the address without a socket
+    (`infaas.wire.loopback`); others still connect over TCP. Stop that with `loopback.stop`."""
     loop = asyncio.get_running_loop()
     key = internal_key.encode()
-    server = await loop.create_server(
-        lambda: PushConnection(host, internal_key=key, max_frame_bytes=max_frame_bytes),
-        bind,
-        port,
-        reuse_address=True,
-    )
+
+    def protocol() -> PushConnection:
+        return PushConnection(host, internal_key=key, max_frame_bytes=max_frame_bytes)
+
+    server = await loop.create_server(protocol, bind, port, reuse_address=True)
     bound_port = server.sockets[0].getsockname()[1]
     advertised_host = urlsplit(advertise_url).hostname or "127.0.0.1"
-    return server, f"{advertised_host}:{bound_port}"
+    addr = f"{advertised_host}:{bound_port}"
+    if in_process:
+        loopback.listen(addr, protocol)
+    return server, addr

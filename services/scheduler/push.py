@@ -17,7 +17,9 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
+from typing import cast
 
+from infaas.wire import loopback
 from infaas.wire.connection import FramedProtocol, split_addr
 from infaas.wire.frames import peek_header
 from infaas.wire.handshake import encode_hello
@@ -112,14 +114,17 @@ class PushPool:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_Connection] = loop.create_future()
         self._connecting[addr] = future
+
+        def protocol() -> _Connection:
+            return _Connection(self, addr, max_frame_bytes=self.max_frame_bytes)
+
         try:
-            host, port = split_addr(addr)
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: _Connection(self, addr, max_frame_bytes=self.max_frame_bytes), host, port
-                ),
-                timeout=2.0,
-            )
+            if loopback.served_here(addr):  # an executor in this process (`executor_mode = "embedded"`)
+                _, made = loopback.connect(addr, protocol)
+                conn = cast(_Connection, made)
+            else:
+                host, port = split_addr(addr)
+                _, conn = await asyncio.wait_for(loop.create_connection(protocol, host, port), timeout=2.0)
             if self.closed:  # the pool was closed while this connection was being made
                 conn.close()
                 raise OSError("the dispatcher is stopping")
