@@ -65,15 +65,15 @@ def serve(
         run_worker(settings, queue)
         return
     if service == "gateway" and settings.executor_mode == "embedded":
-        from infaas.http.together import serve_together
+        from infaas.http.servers import serve_together
 
         serve_together(
             server_options("gateway", settings), server_options("executor", settings, in_process=True)
         )
         return
-    import uvicorn
+    from infaas.http.servers import serve as serve_http
 
-    uvicorn.run(**server_options(service, settings))
+    serve_http(server_options(service, settings))
 
 
 def server_options(service: str, settings: Settings, *, in_process: bool = False) -> dict[str, Any]:

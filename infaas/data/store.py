@@ -44,6 +44,9 @@ PARITY_VARIANTS = P + "parity_variants"
 PUBLISHED = P + "published"
 WORKERS = P + "workers"
 INVALIDATE = P + "invalidate"
+PIPELINES_CHANGED = P + "pipelines:changed"
+"""A counter the registry increments after each committed pipeline write (created, deleted, planned):
+the pipeline tuner re-reads the pipelines only when it moved (services/planner/loops/pipeline_tuner.py)."""
 STREAM_GROUP = "executors"
 INDEXES = ("latency", "accuracy", "cost")
 

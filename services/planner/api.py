@@ -16,6 +16,7 @@ from infaas.schemas.events import EventPage
 from infaas.schemas.pipelines import Pipeline
 from services.planner import metrics, pipelines
 from services.planner.event_log import EventLog
+from services.planner.loops.jobs import JobsLoop
 from services.planner.policies.throttle import ThrottleDecision
 
 router = APIRouter(include_in_schema=False)
@@ -56,19 +57,24 @@ class ThrottleView(BaseModel):
     reason: str
     eligible: list[str]
     workers: dict[str, str]
+    age_s: float | None = None
+    """How long ago the decision was made: every `job_tick_s` while a job is active, every
+    `job_idle_tick_s` (or at a submission) while none is."""
 
 
 @router.get("/internal/jobs/throttle", response_model=ThrottleView)
 async def throttle(request: Request) -> ThrottleView:
     """The offline-jobs throttle's last decision, with the reason for each worker."""
-    decision: ThrottleDecision | None = request.app.state.jobs_loop.decision
-    if decision is None:
-        return ThrottleView(paused=True, reason="no decision yet", eligible=[], workers={})
+    loop: JobsLoop = request.app.state.jobs_loop
+    decision: ThrottleDecision | None = loop.decision
+    if decision is None or loop.decided_at is None:
+        return ThrottleView(paused=True, reason="no decision yet", eligible=[], workers={}, age_s=None)
     return ThrottleView(
         paused=decision.paused,
         reason=decision.reason,
         eligible=list(decision.eligible),
         workers=dict(decision.reasons),
+        age_s=round(loop.clock() - loop.decided_at, 3),
     )
 
 

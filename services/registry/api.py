@@ -215,10 +215,14 @@ def delete_model(
 
 
 @public.post("/pipelines", status_code=201, response_model=Pipeline)
-def create_pipeline(body: PipelineCreate, session: SessionDep, principal: PrincipalDep) -> Pipeline:
+def create_pipeline(
+    body: PipelineCreate, session: SessionDep, principal: PrincipalDep, r: RedisDep
+) -> Pipeline:
     """Register a pipeline; its graph is checked against the stages' model signatures (422 naming
     the problem, nothing stored)."""
-    return pipelines.view(session, pipelines.create(session, principal, body))
+    row = pipelines.create(session, principal, body)
+    pipelines.signal_change(r)
+    return pipelines.view(session, row)
 
 
 @public.get("/pipelines", response_model=list[Pipeline])
@@ -232,8 +236,9 @@ def get_pipeline(name: str, session: SessionDep, principal: PrincipalDep) -> Pip
 
 
 @public.delete("/pipelines/{name}", status_code=204)
-def delete_pipeline(name: str, session: SessionDep, principal: PrincipalDep) -> Response:
+def delete_pipeline(name: str, session: SessionDep, principal: PrincipalDep, r: RedisDep) -> Response:
     pipelines.delete(session, principal, name)
+    pipelines.signal_change(r)
     return Response(status_code=204)
 
 
@@ -290,8 +295,10 @@ def pipeline_internal(name: str, session: SessionDep) -> Pipeline:
 
 
 @internal.put("/pipelines/{name}/plan", response_model=Pipeline)
-def set_pipeline_plan(name: str, body: PipelinePlan, session: SessionDep) -> Pipeline:
-    return pipelines.view(session, pipelines.set_plan(session, name, body))
+def set_pipeline_plan(name: str, body: PipelinePlan, session: SessionDep, r: RedisDep) -> Pipeline:
+    row = pipelines.set_plan(session, name, body)
+    pipelines.signal_change(r)
+    return pipelines.view(session, row)
 
 
 @internal.get("/apps/{app}", response_model=AppInternal)

@@ -3,18 +3,23 @@ deletion and the planner's plan. A refused pipeline stores nothing."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import redis
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from infaas.core.errors import Conflict, InvalidInput, NotFound
+from infaas.data import store
 from infaas.data.db import AppRow, PipelineRow
 from infaas.schemas.api import Principal
 from infaas.schemas.pipelines import Pipeline, PipelineCreate, PipelineEdge, PipelinePlan
 from services.registry import repository as repo
 from services.registry import service
+
+log = logging.getLogger("infaas.registry")
 
 
 def check_graph(spec: PipelineCreate, signatures: dict[str, dict[str, Any]]) -> list[str]:
@@ -209,6 +214,16 @@ def set_plan(session: Session, name: str, plan: PipelinePlan) -> PipelineRow:
     row.plan = plan.model_dump(mode="json")
     session.commit()
     return row
+
+
+def signal_change(r: redis.Redis) -> None:
+    """Tell the pipeline tuner a pipeline changed (`store.PIPELINES_CHANGED`), after the commit: a
+    tuner that sees the counter move finds the change in the database. Best effort: a lost signal
+    costs the tuner's idle re-read interval, not the change."""
+    try:
+        r.incr(store.PIPELINES_CHANGED)
+    except redis.RedisError as exc:
+        log.warning("signalling a pipeline change to the planner failed: %s", exc)
 
 
 def view(session: Session, row: PipelineRow) -> Pipeline:

@@ -59,6 +59,13 @@ class PipelineClaims:
     def update(self, pipelines: list[Pipeline], now: float) -> None:
         self.by_model, self.at = claims_of(pipelines), now
 
+    def confirm(self, now: float) -> None:
+        """The pipelines are known not to have changed since the last update: the claims stand as
+        of `now` (the pipeline tuner, which watches the registry's change signal). Claims expired
+        meanwhile (`expire`) stay expired: this process stored a plan, which the next read must see."""
+        if self.at != -math.inf:
+            self.at = now
+
     def expire(self) -> None:
         """A plan was stored or removed: the next read goes to the registry."""
         self.at = -math.inf

@@ -7,10 +7,12 @@ expires; the next tick leases and sends it again. Nothing here is durable: a res
 up from Postgres.
 
 One planner runs the loop at a time (its own lease in Redis, `JOBS_LEADER_KEY`), so two planners never
-lease past `job_max_in_flight` between them. With no job active the loop still publishes the throttle
-every tick, but asks the registry only when a submission was signalled (`SUBMITTED_KEY`) or every
-`job_idle_tick_s`: on a small machine an HTTP request and a database query twice a second are
-measurable interference with the query path.
+lease past `job_max_in_flight` between them. With no job active at the last ask of the registry, a tick
+is one Redis read (`SUBMITTED_KEY`) and nothing else until a submission is signalled or
+`job_idle_tick_s` has passed: no lease renewal, no load read, no throttle published (only a running
+chunk reads it, and the tick that leases a chunk publishes it first), no registry request. On a small
+machine four Redis round trips and a decision twice a second are measurable interference with the
+query path (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class JobsLoop:
         """Active jobs at the last ask of the registry; None before the first."""
         self._submitted_seen: bytes | str | None = None
         self._asked_at = -math.inf
+        self.decided_at: float | None = None
+        """`clock()` at the latest decision (idle ticks make none)."""
 
     async def tick(self) -> ThrottleDecision:
         loads = await read_loads(self.redis, ttl_s=self.settings.heartbeat_ttl_s)
@@ -99,7 +103,7 @@ class JobsLoop:
         if previous is None or previous.paused != decision.paused:
             metrics.THROTTLE_CHANGES.labels(str(decision.paused).lower()).inc()
             log.info("offline jobs %s: %s", "paused" if decision.paused else "running", decision.reason)
-        self.decision = decision
+        self.decision, self.decided_at = decision, self.clock()
         metrics.JOBS_PAUSED.set(1 if decision.paused else 0)
         state = ThrottleState(decision.paused, decision.reason, decision.eligible, time.time())
         ttl_ms = int(max(2.0, 4 * self.settings.job_tick_s) * 1000)
@@ -135,11 +139,28 @@ class JobsLoop:
             await asyncio.to_thread(self.send, chunk.job_id, chunk.index)
             metrics.CHUNKS_DISPATCHED.inc()
 
+    async def idle(self) -> bool:
+        """Whether a tick has nothing to do: no job active at the last ask, no submission signalled
+        since, and that ask recent (the same test `_apply` makes, here before anything else is read)."""
+        if self.decision is None or self.active_jobs != 0:
+            return False
+        if self.clock() - self._asked_at >= self.settings.job_idle_tick_s:
+            return False
+        return await self.redis.get(SUBMITTED_KEY) == self._submitted_seen
+
+    async def step(self) -> ThrottleDecision | None:
+        """One turn of the loop: a tick when this planner leads and there is something to do; the
+        decision it made, else None."""
+        if await self.idle():
+            return None
+        if self.lock is not None and not await self.lock.hold():
+            return None
+        return await self.tick()
+
     async def run_forever(self) -> None:
         while True:
             try:
-                if self.lock is None or await self.lock.hold():
-                    await self.tick()
+                await self.step()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # registry or Redis briefly away: leases expire, nothing is lost

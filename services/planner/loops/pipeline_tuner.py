@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,12 @@ from services.planner.simulator.pipelines import StageConfig
 log = logging.getLogger(__name__)
 
 HISTORY_S = policy.ENVELOPE_MAX_S + 5.0
+
+IDLE_READ_S = 10.0
+"""With no planned pipeline at the last read, the tuner reads the pipelines again only when the
+registry signals a change (`store.PIPELINES_CHANGED`) or this long after that read: a request to the
+registry and a database query each second are measurable interference with the query path on a small
+machine, and a lost signal costs at most this much."""
 
 
 @dataclass
@@ -92,20 +99,42 @@ class PipelineTuner:
         events: EventLog,
         heartbeat_ttl_s: float,
         claims: PipelineClaims | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.redis, self.lock, self.registry = redis, lock, registry
+        self.redis, self.lock, self.registry, self.clock = redis, lock, registry, clock
         self.executors, self.events, self.heartbeat_ttl_s = executors, events, heartbeat_ttl_s
         self.tracked: dict[str, Tracked] = {}
         self.claims = claims  # shared with the model autoscaler: the models it leaves to this loop
+        self.reads = 0
+        """Reads of the pipelines from the registry."""
+        self._read: tuple[float, bytes | str | None, bool] | None = None
+        """At the latest read: `clock()`, the change counter, and whether any pipeline was planned."""
+
+    async def _idle(self) -> bool:
+        """Nothing to tune and nothing changed: no planned pipeline at the latest read, that read
+        recent, and no change signalled since (one Redis read)."""
+        if self._read is None:
+            return False
+        at, counter, any_planned = self._read
+        if any_planned or self.clock() - at >= IDLE_READ_S:
+            return False
+        return await self.redis.get(store.PIPELINES_CHANGED) == counter
 
     async def tick(self) -> list[policy.TunerAction]:
+        now = time.time()
+        if await self._idle():
+            if self.claims is not None:
+                self.claims.confirm(now)  # no change since the read that set them: still current
+            return []
         if not await self.lock.hold():
             return []
-        now = time.time()
+        counter = await self.redis.get(store.PIPELINES_CHANGED)  # before the read: a later change moves it
         pipelines = await self.registry.pipelines(ADMIN)
+        self.reads += 1
         if self.claims is not None:
             self.claims.update(pipelines, now)
         tuned = planned(pipelines)
+        self._read = (self.clock(), counter, bool(tuned))
         if not tuned:  # nothing to tune: no need to read every variant from the store each second
             self.tracked.clear()
             return []

@@ -271,6 +271,54 @@ async def test_an_idle_planner_asks_the_registry_only_when_a_job_is_signalled(
         await r.aclose()
 
 
+@pytest.mark.usefixtures("model")
+async def test_an_idle_loop_step_reads_one_key_and_decides_nothing_until_a_job_is_signalled(
+    registry: TestClient, settings: Settings, redis_url: str
+) -> None:
+    now = [0.0]
+    sent: list[tuple[str, int]] = []
+    r = aioredis.Redis.from_url(redis_url)
+    sync = redis.Redis.from_url(redis_url)
+    client = CountingJobsClient(registry, settings.internal_key)
+    lock = LeaderLock(r, key=JOBS_LEADER_KEY, owner="idle-test", lease_s=5.0)
+    loop = JobsLoop(
+        settings, redis=r, jobs=client, send=lambda j, i: sent.append((j, i)), lock=lock, clock=lambda: now[0]
+    )
+    try:
+        await _beat(r, 0.1)
+        assert await loop.step() is not None  # the first step decides: nothing is known yet
+        assert client.asks == 1 and loop.active_jobs == 0 and loop.decided_at == 0.0
+        sync.delete(THROTTLE_KEY, JOBS_LEADER_KEY)
+        for _ in range(3):
+            now[0] += settings.job_tick_s
+            assert await loop.step() is None
+        # Idle: no decision, no throttle published, no lease renewed, no request to the registry.
+        assert loop.decided_at == 0.0 and client.asks == 1
+        assert sync.get(THROTTLE_KEY) is None and sync.get(JOBS_LEADER_KEY) is None
+
+        job = submit(registry, np.zeros((8, 4), np.float32))  # the registry route signals it
+        now[0] += settings.job_tick_s
+        decision = await loop.step()
+        assert decision is not None and not decision.paused
+        # The step that leases the job's chunks publishes the throttle first and holds the lease.
+        assert sent == [(job["id"], 0), (job["id"], 1)] and client.asks == 2
+        assert ThrottleState.from_json(sync.get(THROTTLE_KEY)).paused is False
+        assert store.text(sync.get(JOBS_LEADER_KEY) or b"") == "idle-test"
+        now[0] += settings.job_tick_s
+        assert await loop.step() is not None  # a job is active: every step decides
+
+        cancelled = registry.delete(f"/v1/jobs/{job['id']}", headers=app_headers("a1"))
+        assert cancelled.status_code == 200
+        now[0] += settings.job_tick_s
+        assert await loop.step() is not None and loop.active_jobs == 0
+        now[0] += settings.job_idle_tick_s  # idle, but the last ask too old: decide again
+        assert await loop.step() is not None and client.asks == 5
+    finally:
+        await client.aclose()
+        await r.aclose()
+        sync.close()
+
+
 async def test_one_planner_at_a_time_runs_the_jobs_loop(redis_url: str) -> None:
     r = aioredis.Redis.from_url(redis_url)
     try:
