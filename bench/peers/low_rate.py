@@ -12,7 +12,12 @@ each alike:
   goal is judged against.
 
     .venv/bin/python bench/peers/low_rate.py --peer fastapi --models tiny fixed heavy --rounds 6
-    .venv/bin/python bench/peers/low_rate.py ... --setting INFAAS_EXECUTOR_MODE=embedded
+    .venv/bin/python bench/peers/low_rate.py --peer fastapi --models tiny fixed heavy --rounds 6 \
+        --also INFAAS_EXECUTOR_MODE=embedded
+
+`--also` adds a second infaas suite with other settings, measured in the same rounds: each suite is
+paused (SIGSTOP, as for `alone`) while the other's rounds run, and the peer "beside the idle suite" runs
+beside the first (default) suite only.
 """
 
 from __future__ import annotations
@@ -41,37 +46,34 @@ ALONE = "alone"
 """The condition label of the peer measured with the suite paused."""
 
 
+Condition = tuple[str, Endpoint, Server, list[Server]]
+"""A condition's label, its endpoint, the server that answers it, and the suites paused meanwhile."""
+
+
 def rounds(
-    runner: measure.Runner,
-    ours: Endpoint,
-    theirs: Endpoint,
-    servers: dict[str, Server],
-    rows: np.ndarray,
-    rate: float,
-    count: int,
+    runner: measure.Runner, conditions: list[Condition], rows: np.ndarray, rate: float, count: int
 ) -> dict[str, list[float]]:
     """`count` rounds of `ROUND_S` at `rate` of each condition, the order reversed every other round:
-    latencies by condition (`infaas`, the peer's name, `ALONE`)."""
-    infaas, peer = servers["infaas"], servers[theirs.system]
-    conditions = [("infaas", ours), (theirs.system, theirs), (ALONE, theirs)]
-    pooled: dict[str, list[float]] = {label: [] for label, _ in conditions}
-    for _, ep in conditions[:2]:  # warm, not recorded
-        runner.open_loop(ep, servers[ep.system], rows, rate, 2.0)
-    for i in range(count):
-        for label, ep in conditions if i % 2 == 0 else conditions[::-1]:
-            mine = label == "infaas"
-            if label == ALONE:
-                pause(infaas, True)
+    latencies by condition label."""
+    pooled: dict[str, list[float]] = {label: [] for label, *_ in conditions}
+    for i in range(-1, count):  # round -1: every condition warmed for 2 s, not recorded
+        for label, ep, server, paused in conditions if i % 2 == 0 else conditions[::-1]:
+            for suite in paused:
+                pause(suite, True)
             try:
-                server = infaas if mine else peer
-                r = runner.open_loop(ep, server, rows, rate, ROUND_S, keep_latencies=True, keep_bodies=mine)
+                mine = label.startswith("infaas")
+                seconds = ROUND_S if i >= 0 else 2.0
+                r = runner.open_loop(ep, server, rows, rate, seconds, keep_latencies=True, keep_bodies=mine)
             finally:
-                if label == ALONE:
-                    pause(infaas, False)
-                    time.sleep(1.0)  # the suite's catching up after the pause, before the next round
+                for suite in paused:
+                    pause(suite, False)
+                if paused:
+                    time.sleep(1.0)  # the suites' catching up after the pause, before the next round
+            if i < 0:
+                continue
             pooled[label] += r["latencies_ms"]
             print(
-                f"  {ep.model} {label:8s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors "
+                f"  {ep.model} {label:20s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors "
                 f"{r['errors'] or 0}  other load on the core {r['other_on_server_core']:.2f}"
                 + (f"  answered by {r['variants']}" if mine else ""),
                 flush=True,
@@ -105,11 +107,12 @@ def main() -> None:
     p.add_argument("--models", nargs="+", default=list(model_build.SPECS), choices=list(model_build.SPECS))
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument(
-        "--setting",
+        "--also",
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a setting of the infaas suite, e.g. INFAAS_EXECUTOR_MODE=embedded (repeatable)",
+        help="also measure a second infaas suite with these settings (repeatable for several settings),\n"
+        "e.g. INFAAS_EXECUTOR_MODE=embedded: each suite is paused while the other's rounds run",
     )
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
@@ -120,42 +123,76 @@ def main() -> None:
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("INFAAS_HEARTBEAT_TTL_S", PAUSABLE_HEARTBEAT_TTL_S)
-    settings = dict(item.split("=", 1) for item in a.setting)
-    with environment(settings):
-        infaas, key = start_infaas(
-            a.server_core, a.client_core, ROOT / "var" / "peers" / "low_rate", MODELS_DIR, a.models
-        )
-    print(f"infaas settings: {settings or 'defaults'}", flush=True)
-    servers = {"infaas": infaas}
+    also = dict(item.split("=", 1) for item in a.also)
+    labels = ["infaas"] + (
+        ["infaas " + ",".join(f"{k.removeprefix('INFAAS_').lower()}={v}" for k, v in also.items())]
+        if also
+        else []
+    )
+    servers: dict[str, Server] = {}
+    keys: dict[str, str] = {}
     try:
+        for label, env in zip(labels, ({}, also), strict=False):
+            with environment(env):
+                var = ROOT / "var" / "peers" / ("low_rate" if env == {} else "low_rate-also")
+                servers[label], keys[label] = start_infaas(
+                    a.server_core, a.client_core, var, MODELS_DIR, a.models
+                )
+            if len(labels) > 1 and env == {}:
+                pause(servers[label], True)  # while the second suite starts and registers
+        if len(labels) > 1:
+            pause(servers["infaas"], False)
         servers[a.peer] = systems.start_peer(
             a.peer, free_port(), a.server_core, MODELS_DIR, a.models, logs, free_port
         )
-        ours = systems.endpoints("infaas", infaas.port, a.models, {"Authorization": f"Bearer {key}"})
+        ours = {
+            label: systems.endpoints(
+                "infaas", servers[label].port, a.models, {"Authorization": f"Bearer {keys[label]}"}
+            )
+            for label in labels
+        }
         theirs = systems.endpoints(a.peer, servers[a.peer].port, a.models)
-        systems.wait_ready(ours + theirs, rows, 300, lambda: True)
+        systems.wait_ready([*(ep for eps in ours.values() for ep in eps), *theirs], rows, 300, lambda: True)
         runner = measure.Runner(a.server_core, 64, 0.5, {})
         servers[a.peer].hold(True)
         time.sleep(3.0)  # the registration's and warm-up's work done
-        for _ in range(2):
-            idle = idle_cpu(infaas)
-            print(f"infaas idle, ms of CPU per s: {idle}, total {sum(idle.values()):.0f}", flush=True)
+        suites = [servers[label] for label in labels]
+        for label in labels:
+            others = [s for s in suites if s is not servers[label]]
+            for suite in others:
+                pause(suite, True)
+            idle = idle_cpu(servers[label])
+            for suite in others:
+                pause(suite, False)
+            print(f"{label} idle, ms of CPU per s: {idle}, total {sum(idle.values()):.0f}", flush=True)
         servers[a.peer].hold(False)
         pooled: dict[str, dict[str, list[float]]] = {}
         for model in a.models:
-            mine = next(ep for ep in ours if ep.model == model)
             peer = next(ep for ep in theirs if ep.model == model)
-            pooled[model] = rounds(runner, mine, peer, servers, rows, LOW_RATE.get(model, 20.0), a.rounds)
+            conditions: list[Condition] = [
+                (
+                    label,
+                    next(ep for ep in ours[label] if ep.model == model),
+                    servers[label],
+                    [s for s in suites if s is not servers[label]],
+                )
+                for label in labels
+            ]
+            conditions += [
+                (a.peer, peer, servers[a.peer], suites[1:]),
+                (ALONE, peer, servers[a.peer], suites),
+            ]
+            pooled[model] = rounds(runner, conditions, rows, LOW_RATE.get(model, 20.0), a.rounds)
         print()
         for model in a.models:
             got = pooled[model]
             print(f"{model} at {LOW_RATE.get(model, 20.0):.0f}/s")
-            print(f"  infaas                  {summary(got['infaas'])}")
-            for label, said in ((a.peer, "beside the suite"), (ALONE, "alone")):
-                print(
-                    f"  {a.peer:8s} {said:16s} {summary(got[label])}   "
-                    f"infaas/{a.peer}: {ratios(got['infaas'], got[label])}"
-                )
+            for label in labels:
+                print(f"  {label:30s} {summary(got[label])}")
+            for peer_label, said in ((a.peer, "beside the suite"), (ALONE, "alone")):
+                print(f"  {a.peer} {said:22s} {summary(got[peer_label])}")
+                for label in labels:
+                    print(f"      {label}/{a.peer} {said}: {ratios(got[label], got[peer_label])}")
     finally:
         for server in servers.values():
             server.stop()
