@@ -25,22 +25,12 @@ from infaas.clients.executor import ExecutorClient
 from infaas.core.errors import NotFound
 from infaas.data import store
 from tests.e2e.conftest import RunningSuite, _settings, own_suite
-from tests.e2e.wine import CHEM, register_wine
+from tests.e2e.wine import CHEM, register_wine, wine_body, wine_rows
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
 
 APP = "vintner"
-
-
-def _rows(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    base = np.array([13, 2, 2.4, 19, 100, 2.3, 2, 0.36, 1.6, 5, 1, 2.6, 750], dtype=np.float32)
-    return (base * rng.uniform(0.8, 1.2, size=(n, 13))).astype(np.float32)
-
-
-def _body(row: np.ndarray) -> bytes:
-    return orjson.dumps({"inputs": {"chem": [row[:CHEM].tolist()], "color": [row[CHEM:].tolist()]}})
 
 
 def _worker(running: RunningSuite, name: str) -> str:
@@ -60,7 +50,7 @@ def _ask(running: RunningSuite, key: str, rows: np.ndarray) -> list[dict[str, ob
     with running.client(key) as client:
         answers = []
         for row in rows:
-            response = client.post(f"/v1/apps/{APP}/infer", content=_body(row))
+            response = client.post(f"/v1/apps/{APP}/infer", content=wine_body(row))
             assert response.status_code == 200, response.text
             answers.append(response.json())
     return answers
@@ -71,8 +61,9 @@ def _logits(model: Path, rows: np.ndarray) -> np.ndarray:
     return np.asarray(session.run(["logits"], {"chem": rows[:, :CHEM], "color": rows[:, CHEM:]})[0])
 
 
-def _place(running: RunningSuite, vid: str, *, on: str, off: str) -> None:
-    """`vid` loaded on executor `on` and not on `off`, through the executors' own APIs."""
+def _place(running: RunningSuite, sync: redis.Redis, vid: str, *, on: str, off: str) -> None:
+    """`vid` loaded on executor `on` and not on `off`, through the executors' own APIs, and so in
+    their heartbeats."""
 
     async def go() -> None:
         executors = ExecutorClient(internal_key=running.settings.internal_key)
@@ -84,6 +75,13 @@ def _place(running: RunningSuite, vid: str, *, on: str, off: str) -> None:
             await executors.aclose()
 
     asyncio.run(go())
+    here, there = _worker(running, on), _worker(running, off)
+    wait_for(
+        lambda: _active(sync, here, vid) and not sync.hexists(store.instances_key(there), vid),
+        what=f"{vid} on {on} only",
+        timeout_s=60,
+        every_s=0.1,
+    )
 
 
 def _gateway_tcp_peers(running: RunningSuite) -> set[int]:
@@ -105,7 +103,7 @@ def test_the_gateway_hosts_an_executor_that_serves_without_a_socket_and_comes_ba
         with running.client(key) as client:
             assert register_wine(client, tmp_path, app=APP).status_code == 202
         assert running.wait_ready("wine", timeout_s=300)["status"] == "ready"
-        vid = _ask(running, key, _rows(1, 0))[0]["variant"]
+        vid = _ask(running, key, wine_rows(1, 0))[0]["variant"]
         assert isinstance(vid, str)
         sync = redis.Redis.from_url(settings.require_redis())
         try:
@@ -116,14 +114,8 @@ def test_the_gateway_hosts_an_executor_that_serves_without_a_socket_and_comes_ba
             push_port = int(_field(sync, hosted, "push").rpartition(":")[2])
             other_push_port = int(_field(sync, other, "push").rpartition(":")[2])
 
-            _place(running, vid, on="executor", off="executor-2")
-            wait_for(
-                lambda: _active(sync, hosted, vid) and not sync.hexists(store.instances_key(other), vid),
-                what=f"{vid} on the hosted executor only",
-                timeout_s=60,
-                every_s=0.1,
-            )
-            rows = _rows(40, 1)
+            _place(running, sync, vid, on="executor", off="executor-2")
+            rows = wine_rows(40, 1)
             answers = _ask(running, key, rows)
             assert {a["worker"] for a in answers} == {hosted}
             got = np.array([a["outputs"]["logits"][0] for a in answers], dtype=np.float32)  # type: ignore[index]
@@ -132,14 +124,8 @@ def test_the_gateway_hosts_an_executor_that_serves_without_a_socket_and_comes_ba
             assert push_port not in _gateway_tcp_peers(running)
 
             # The separate executor still serves over TCP beside it.
-            _place(running, vid, on="executor-2", off="executor")
-            wait_for(
-                lambda: _active(sync, other, vid) and not sync.hexists(store.instances_key(hosted), vid),
-                what=f"{vid} on the separate executor only",
-                timeout_s=60,
-                every_s=0.1,
-            )
-            answers = _ask(running, key, _rows(10, 2))
+            _place(running, sync, vid, on="executor-2", off="executor")
+            answers = _ask(running, key, wine_rows(10, 2))
             assert {a["worker"] for a in answers} == {other}
             assert other_push_port in _gateway_tcp_peers(running)
 
@@ -154,7 +140,7 @@ def test_the_gateway_hosts_an_executor_that_serves_without_a_socket_and_comes_ba
                 every_s=0.2,
             )
             assert running.suite.restarts.get("gateway") == 1
-            rows = _rows(10, 3)
+            rows = wine_rows(10, 3)
             wait_for(
                 lambda: httpx.get(f"{running.url}/health", timeout=2).status_code == 200,
                 what="the restarted gateway",

@@ -22,24 +22,13 @@ import redis
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from tests.e2e.conftest import RunningSuite, _settings, own_suite
-from tests.e2e.wine import CHEM, register_wine
+from tests.e2e.wine import CHEM, register_wine, wine_body, wine_rows
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
 
 APP = "cellar"
 QUERIES = 300
-
-
-def _rows(n: int) -> np.ndarray:
-    """Distinct plausible wine rows (no two share an answer from a cache, had the app one)."""
-    rng = np.random.default_rng(20)
-    base = np.array([13, 2, 2.4, 19, 100, 2.3, 2, 0.36, 1.6, 5, 1, 2.6, 750], dtype=np.float32)
-    return (base * rng.uniform(0.8, 1.2, size=(n, 13))).astype(np.float32)
-
-
-def _body(row: np.ndarray) -> bytes:
-    return orjson.dumps({"inputs": {"chem": [row[:CHEM].tolist()], "color": [row[CHEM:].tolist()]}})
 
 
 def _worker(running: RunningSuite, name: str) -> str:
@@ -67,7 +56,7 @@ async def _offer_and_kill(
 
         async def one(i: int) -> None:
             try:
-                results[i] = await client.post(f"/v1/apps/{APP}/infer", content=_body(rows[i]))
+                results[i] = await client.post(f"/v1/apps/{APP}/infer", content=wine_body(rows[i]))
             except httpx.HTTPError as exc:
                 results[i] = exc
 
@@ -102,7 +91,7 @@ def test_a_serving_executor_killed_under_load_answers_every_query_once_and_rejoi
         with running.client(key) as client:
             assert register_wine(client, tmp_path, app=APP).status_code == 202
             assert running.wait_ready("wine", timeout_s=300)["status"] == "ready"
-            first = client.post(f"/v1/apps/{APP}/infer", content=_body(_rows(1)[0]))
+            first = client.post(f"/v1/apps/{APP}/infer", content=wine_body(wine_rows(1)[0]))
             assert first.status_code == 200, first.text
         vid = first.json()["variant"]
 
@@ -128,7 +117,7 @@ def test_a_serving_executor_killed_under_load_answers_every_query_once_and_rejoi
             before = _incarnation(sync, victim)
             assert before
 
-            rows = _rows(QUERIES)
+            rows = wine_rows(QUERIES)
             results = asyncio.run(_offer_and_kill(running, key, rows))
 
             errors = [

@@ -50,6 +50,18 @@ def wine_model(directory: Path) -> tuple[Path, Path]:
     return onnx_path, npz_path
 
 
+def wine_rows(n: int, seed: int = 20) -> np.ndarray:
+    """`n` distinct plausible wine rows of 13 features (no two share an answer from a cache)."""
+    rng = np.random.default_rng(seed)
+    base = np.array([13, 2, 2.4, 19, 100, 2.3, 2, 0.36, 1.6, 5, 1, 2.6, 750], dtype=np.float32)
+    return (base * rng.uniform(0.8, 1.2, size=(n, 13))).astype(np.float32)
+
+
+def wine_body(row: np.ndarray) -> bytes:
+    """A `/v1` query body for one wine row, split into the model's two inputs."""
+    return orjson.dumps({"inputs": {"chem": [row[:CHEM].tolist()], "color": [row[CHEM:].tolist()]}})
+
+
 def register_wine(client: httpx.Client, directory: Path, *, app: str, name: str = "wine") -> httpx.Response:
     """Build the wine model in `directory` and register it as `name` in `app` through the gateway
     `client` (which carries a key that may); the gateway's answer (202 when accepted)."""
