@@ -64,7 +64,7 @@ class Server(uvicorn.Server):
         self._wake()
 
     def stop(self) -> None:
-        """Stop serving now (from the loop's thread), as a signal would."""
+        """Stop serving now, as a signal would (from the loop's thread or a signal handler)."""
         self.should_exit = True
         self._wake()
 
@@ -107,8 +107,7 @@ def serve_together(front: dict[str, Any], back: dict[str, Any]) -> None:
     def on_signal(_sig: int, _frame: FrameType | None) -> None:
         if front_server.should_exit:  # a second signal: stop now, as uvicorn does on a second Ctrl-C
             front_server.force_exit = back_server.force_exit = True
-        front_server.should_exit = True
-        front_server._wake()
+        front_server.stop()
 
     async def main() -> None:
         back_task = asyncio.create_task(back_server.serve(), name="back-server")

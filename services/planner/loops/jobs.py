@@ -118,11 +118,7 @@ class JobsLoop:
         a job is never missed: either this ask sees it, or the next tick sees the counter move."""
         submitted = await self.redis.get(SUBMITTED_KEY)
         now = self.clock()
-        if (
-            self.active_jobs == 0
-            and submitted == self._submitted_seen
-            and now - self._asked_at < self.settings.job_idle_tick_s
-        ):
+        if self._unchanged(submitted, now):
             return
         result = await self.jobs.tick(
             JobsTick(
@@ -139,14 +135,21 @@ class JobsLoop:
             await asyncio.to_thread(self.send, chunk.job_id, chunk.index)
             metrics.CHUNKS_DISPATCHED.inc()
 
+    def _unchanged(self, submitted: bytes | str | None, now: float) -> bool:
+        """Nothing the registry holds can have changed: no job active at the last ask, no submission
+        signalled since (`submitted`, the counter as read now), and that ask recent."""
+        return (
+            self.active_jobs == 0
+            and submitted == self._submitted_seen
+            and now - self._asked_at < self.settings.job_idle_tick_s
+        )
+
     async def idle(self) -> bool:
-        """Whether a tick has nothing to do: no job active at the last ask, no submission signalled
-        since, and that ask recent (the same test `_apply` makes, here before anything else is read)."""
+        """Whether a tick has nothing to do (`_unchanged`, the test `_apply` makes, here before anything
+        else is read); a loop with no decision yet or a job active is not idle, and reads nothing."""
         if self.decision is None or self.active_jobs != 0:
             return False
-        if self.clock() - self._asked_at >= self.settings.job_idle_tick_s:
-            return False
-        return await self.redis.get(SUBMITTED_KEY) == self._submitted_seen
+        return self._unchanged(await self.redis.get(SUBMITTED_KEY), self.clock())
 
     async def step(self) -> ThrottleDecision | None:
         """One turn of the loop: a tick when this planner leads and there is something to do; the

@@ -105,8 +105,6 @@ class PipelineTuner:
         self.executors, self.events, self.heartbeat_ttl_s = executors, events, heartbeat_ttl_s
         self.tracked: dict[str, Tracked] = {}
         self.claims = claims  # shared with the model autoscaler: the models it leaves to this loop
-        self.reads = 0
-        """Reads of the pipelines from the registry."""
         self._read: tuple[float, bytes | str | None, bool] | None = None
         """At the latest read: `clock()`, the change counter, and whether any pipeline was planned."""
 
@@ -130,7 +128,6 @@ class PipelineTuner:
             return []
         counter = await self.redis.get(store.PIPELINES_CHANGED)  # before the read: a later change moves it
         pipelines = await self.registry.pipelines(ADMIN)
-        self.reads += 1
         if self.claims is not None:
             self.claims.update(pipelines, now)
         tuned = planned(pipelines)
