@@ -77,30 +77,30 @@ class Margins(FailureWatch):
     worker, the longest silence any echo measured in it (what the rule compares with the timeout),
     one line (ms) per gap appended to `out`."""
 
-    def __init__(self, client: aioredis.Redis, *, interval_s: float, out: Any) -> None:
-        super().__init__(client, None, interval_s=interval_s, misses=1)
+    def __init__(self, client: aioredis.Redis, *, interval_s: float, key: str, out: Any) -> None:
+        super().__init__(client, None, interval_s=interval_s, misses=1, key=key)
         self.late_s = 0.0  # echo every interval (the planner echoes only while a worker is late)
         self.worst: dict[str, float] = {}
         self.out = out
 
-    async def _check(self, echo_sent_at: float) -> None:
+    async def _check_silent(self, echo_sent_at: float) -> None:
         for worker, heard in self.heard.items():
             self.worst[worker] = max(self.worst.get(worker, 0.0), echo_sent_at - heard)
 
-    async def on_pulse(self, pulse: Pulse, now: float) -> None:
+    def on_pulse(self, pulse: Pulse, now: float) -> None:
         if pulse.worker != self.me and pulse.worker in self.worst:
             self.out.write(f"{self.worst.pop(pulse.worker) * 1000:.3f}\n")
             self.out.flush()
-        await super().on_pulse(pulse, now)
+        super().on_pulse(pulse, now)
 
 
-def _margins_main(redis_url: str, interval_s: float, path: str) -> None:
+def _margins_main(redis_url: str, interval_s: float, key: str, path: str) -> None:
     """Record until terminated (the file holds every gap so far)."""
 
     async def go() -> None:
         client = aioredis.Redis.from_url(redis_url)
         with open(path, "w") as out:
-            watch = Margins(client, interval_s=interval_s, out=out)
+            watch = Margins(client, interval_s=interval_s, key=key, out=out)
             await watch.start()
             Path(path + ".ready").touch()
             await asyncio.Event().wait()
@@ -184,7 +184,9 @@ def _serving(settings: Settings, suite: Suite, vids: list[str], names: tuple[str
 def false_alarms(settings: Settings, url: str, key: str, args: argparse.Namespace) -> dict[str, Any]:
     path = tempfile.mktemp(prefix="margins-", suffix=".txt")
     margins = multiprocessing.get_context("spawn").Process(
-        target=_margins_main, args=(settings.require_redis(), settings.pulse_interval_s, path), daemon=True
+        target=_margins_main,
+        args=(settings.require_redis(), settings.pulse_interval_s, settings.internal_key, path),
+        daemon=True,
     )
     margins.start()
     wait_for(lambda: Path(path + ".ready").exists(), what="the recorder", timeout_s=300, every_s=0.2)

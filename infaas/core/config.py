@@ -11,6 +11,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -156,7 +157,7 @@ class Settings(BaseSettings):
     """A worker whose heartbeat is older than this is considered gone."""
 
     pulse_interval_s: float = Field(default=0.025, ge=0)
-    """How often an executor publishes its pulse (`infaas.data.pulses`), the fast liveness signal; 0 sends
+    """How often an executor sends its pulse (`infaas.data.pulses`), the fast liveness signal; 0 sends
     none (a failure is then noticed by the heartbeat's expiry, a dropped push connection, or the provider)."""
 
     pulse_misses: int = Field(default=2, ge=1)
@@ -166,6 +167,12 @@ class Settings(BaseSettings):
     pulse_hung_s: float = Field(default=0.5, ge=0)
     """A silent worker whose port still accepts connections (a process paused on a loaded machine) is
     failed only once its pulses stopped for this long: hung."""
+
+    pulse_advertise_host: str = ""
+    """The host executors send a planner's pulses to (UDP, on `planner_port` where it is free, else any
+    port: the address is advertised in Redis). Default: `host` (the internal bind address) unless that
+    is a wildcard, then the host of `planner_url`. Set it to the pod's IP where several planners share
+    one Service name."""
 
     auth_cache_ttl_s: float = Field(default=10.0, ge=0)
     """How long the gateway trusts a verified key (and a known model signature) before asking again."""
@@ -400,6 +407,14 @@ class Settings(BaseSettings):
         if explicit:
             return explicit.rstrip("/")
         return f"http://127.0.0.1:{self.port(service)}"
+
+    def pulse_host(self) -> str:
+        """The host executors reach this planner's pulse socket by (`pulse_advertise_host`)."""
+        if self.pulse_advertise_host:
+            return self.pulse_advertise_host
+        if self.host not in ("0.0.0.0", "::", ""):
+            return self.host
+        return urlsplit(self.service_url("planner")).hostname or "127.0.0.1"
 
     def port(self, service: str) -> int:
         ports = {

@@ -1,25 +1,48 @@
 """Pulses: the fast liveness signal of executors (FailLite's heartbeats every 20–50 ms).
 
-Each executor publishes a few bytes on `PULSES_CHANNEL` every `pulse_interval_s` from a thread of its
-own, so a busy event loop (a long batch, a garbage collection) does not silence it while the process
-lives; a detector (`services/planner/failures.py`) declares a worker failed when its pulses stop for
-`pulse_misses` intervals. The slower heartbeat (`store.heartbeat`) still carries load and instance
-states: a pulse carries only who is alive, which incarnation, and whether it is leaving on purpose.
+Each executor sends a signed datagram to every failure watch (`services/planner/failures.py`, one per
+planner) every `pulse_interval_s` from a thread of its own, so a busy event loop (a long batch, a garbage
+collection) does not silence it while the process lives; a watch declares a worker failed when its
+pulses stop for `pulse_misses` intervals. The slower heartbeat (`store.heartbeat`) still carries load and
+instance states: a pulse carries only who is alive, which incarnation, and whether it is leaving.
+
+Why UDP straight to the watch and not a Redis channel: at 40 pulses a second per executor, a publish
+wakes Redis and then the planner, whose Redis client spends ~0.2 ms parsing each delivery: most of an
+idle suite's CPU on the cores that serve queries (docs/benchmarks.md). A datagram wakes the planner
+once, and a watch reads it in a few microseconds.
+
+- **Where to send**: each watch advertises its address in the sorted set `PULSE_LISTENERS` (member
+  `host:port`, score: when the entry expires), renewed every `LISTENER_RENEW_S`. A sender reads the set
+  every `LISTENER_RENEW_S` and keeps sending to an address for `LISTENER_TTL_S` after it last read it,
+  by its own clock: a Redis that comes back empty, or a read that fails, does not silence it meanwhile
+  (the watches advertise again within a second).
+- **Who may say so**: anyone on the host can send a datagram. A pulse carries an HMAC-SHA256 of its fields
+  under the suite's internal key and a sequence number that grows with every pulse of an incarnation, so
+  a forged pulse (a dead worker kept alive, a failure hidden behind `leaving`) is refused, and so is a
+  replayed one. Without an internal key nothing is sent or accepted, as with every internal request.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import logging
+import socket
 import threading
-from dataclasses import dataclass
-from typing import Any, Literal, cast
+import time
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import redis
 
 log = logging.getLogger("infaas.pulses")
 
-PULSES_CHANNEL = "infaas:pulses"
+PULSE_LISTENERS = "infaas:pulse-listeners"
+LISTENER_RENEW_S = 1.0
+LISTENER_TTL_S = 5.0
+MAX_PULSE_BYTES = 512
+_MAC_CHARS = 32  # 128 bits of the HMAC, hex
 
 PulseState = Literal["alive", "leaving"]
 
@@ -29,80 +52,160 @@ class Pulse:
     worker: str
     incarnation: str
     state: PulseState = "alive"
+    seq: int = 0
 
-    def encode(self) -> bytes:
-        return f"{self.worker}|{self.incarnation}|{self.state}".encode()
 
-    @classmethod
-    def decode(cls, raw: bytes) -> Pulse:
-        """Raises ValueError on anything but three `|`-separated fields with a known state."""
-        worker, incarnation, state = raw.decode().split("|")
+class PulseSeal:
+    """Signs pulses into datagrams and opens them, under the suite's internal key."""
+
+    def __init__(self, key: str) -> None:
+        self._mac = hmac.new(key.encode(), digestmod=hashlib.sha256) if key else None
+
+    @property
+    def keyed(self) -> bool:
+        return self._mac is not None
+
+    def _sign(self, body: bytes) -> bytes:
+        if self._mac is None:
+            raise ValueError("no internal key: pulses can be neither signed nor verified")
+        mac = self._mac.copy()
+        mac.update(body)
+        return mac.hexdigest()[:_MAC_CHARS].encode()
+
+    def seal(self, pulse: Pulse) -> bytes:
+        if "|" in pulse.worker or "|" in pulse.incarnation:
+            raise ValueError(f"a pulse's worker and incarnation hold no '|': {pulse!r}")
+        body = f"{pulse.worker}|{pulse.incarnation}|{pulse.state}|{pulse.seq}".encode()
+        return body + b"|" + self._sign(body)
+
+    def open(self, raw: bytes) -> Pulse:
+        """The pulse in a datagram; ValueError unless it is well formed and signed under this key."""
+        if len(raw) > MAX_PULSE_BYTES:
+            raise ValueError(f"a datagram of {len(raw)} bytes is no pulse")
+        body, _, mac = raw.rpartition(b"|")
+        if not hmac.compare_digest(mac, self._sign(body)):
+            raise ValueError("bad signature")
+        worker, incarnation, state, seq = body.decode().split("|")
         if state not in ("alive", "leaving") or not worker:
             raise ValueError(f"not a pulse: {raw[:80]!r}")
-        return cls(worker, incarnation, state)  # type: ignore[arg-type]
+        return Pulse(worker, incarnation, state, int(seq))  # type: ignore[arg-type]
+
+
+def listener_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def parse_address(member: str) -> tuple[str, int]:
+    host, _, port = member.rpartition(":")
+    return host.strip("[]"), int(port)
 
 
 class PulseSender:
-    """Publishes a worker's pulse every `interval_s` on a thread with its own Redis connection.
+    """Sends a worker's pulse every `interval_s` to every advertised watch, from a thread of its own; a
+    second thread reads the watches' addresses every `renew_s` (so that a slow Redis never delays a
+    pulse). A datagram is one wake-up and one write: no connection, nothing comes back."""
 
-    A pulse is fire-and-forget: its connection turns Redis's replies off (`CLIENT REPLY OFF`, sent again
-    on every reconnect), so each interval costs one wake-up and one write, not a write, a wait for the
-    reply and a second wake-up to read it. The executor's share of an idle suite's CPU was mostly pulses
-    (docs/benchmarks.md). A dead Redis still shows: a write to a closed connection fails, and so does the
-    poll that follows each write."""
-
-    def __init__(self, redis_url: str, pulse: Pulse, *, interval_s: float) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        pulse: Pulse,
+        *,
+        interval_s: float,
+        key: str,
+        renew_s: float = LISTENER_RENEW_S,
+        ttl_s: float = LISTENER_TTL_S,
+    ) -> None:
         self.redis = redis.Redis.from_url(redis_url, socket_timeout=1.0, socket_connect_timeout=1.0)
-        # Its own connection, never back in the pool: nothing else may wait on it for a reply. (Any: redis-py
-        # leaves its connection methods untyped.)
-        self.conn: Any = cast(Any, self.redis.connection_pool.make_connection())
-        self.conn.register_connect_callback(self._replies_off)
-        self.message = self.conn.pack_command("PUBLISH", PULSES_CHANNEL, pulse.encode())
-        self.leaving = self.conn.pack_command(
-            "PUBLISH", PULSES_CHANNEL, Pulse(pulse.worker, pulse.incarnation, "leaving").encode()
-        )
+        self.pulse = pulse
+        self.seal = PulseSeal(key)
         self.interval_s = interval_s
-        self.sent = 0
-        self.replies = 0  # answers Redis sent back all the same (none where it honours CLIENT REPLY OFF)
+        self.renew_s = renew_s
+        self.ttl_s = ttl_s
+        self.sent = 0  # pulses sent (one per interval, to every watch)
+        self.failed = 0  # datagrams the kernel refused (a watch's host unreachable, a full buffer)
+        self.targets: tuple[tuple[socket.socket, tuple[object, ...]], ...] = ()
+        self._seen: dict[str, float] = {}  # address -> when a read of the listeners last listed it
+        self._resolved: dict[str, tuple[socket.AddressFamily, tuple[object, ...]]] = {}
+        self._sockets: dict[socket.AddressFamily, socket.socket] = {}
+        self._seq = 0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pulse", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._run, name="pulse", daemon=True),
+            threading.Thread(target=self._watch_listeners, name="pulse-listeners", daemon=True),
+        ]
+        if not self.seal.keyed:
+            log.warning("no internal key: this worker sends no pulses (a watch could not verify them)")
 
     def start(self) -> None:
-        self._thread.start()
+        if self.seal.keyed:
+            for thread in self._threads:
+                thread.start()
 
-    def _replies_off(self, conn: Any) -> None:
-        conn.send_command("CLIENT", "REPLY", "OFF", check_health=False)
+    def refresh(self) -> None:
+        """Read the watches' addresses once; the ones not listed lately are dropped after `ttl_s`."""
+        now = time.monotonic()
+        members: list[bytes] = self.redis.zrangebyscore(PULSE_LISTENERS, time.time(), "+inf")  # type: ignore[assignment]
+        for member in members:
+            self._seen[member.decode()] = now
+        self._seen = {a: at for a, at in self._seen.items() if now - at < self.ttl_s}
+        targets = []
+        for address in self._seen:
+            try:
+                family, sockaddr = self._resolve(address)
+            except (OSError, ValueError) as exc:
+                log.warning("pulse listener %s cannot be resolved: %s", address, exc)
+                continue
+            sock = self._sockets.get(family)
+            if sock is None:
+                sock = self._sockets[family] = socket.socket(family, socket.SOCK_DGRAM)
+                sock.setblocking(False)
+            targets.append((sock, sockaddr))
+        self.targets = tuple(targets)  # one assignment: the pulse thread reads whole tuples
 
-    def _publish(self, packed: list[bytes]) -> None:
-        self.conn.send_packed_command(packed, check_health=False)
-        # Nothing is due back. A server that kept replying (a proxy without CLIENT REPLY) gets its
-        # replies read here, so that they do not pile up; a closed connection raises here.
-        while self.conn.can_read(0):
-            self.replies += 1
-            with contextlib.suppress(redis.ResponseError):
-                self.conn.read_response()
+    def _resolve(self, address: str) -> tuple[socket.AddressFamily, tuple[object, ...]]:
+        if address not in self._resolved:
+            host, port = parse_address(address)
+            family, _, _, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+            self._resolved[address] = (family, tuple(sockaddr))
+        return self._resolved[address]
 
-    def _run(self) -> None:
+    def _watch_listeners(self) -> None:
         failing = False
         while not self._stop.is_set():
             try:
-                self._publish(self.message)
-                self.sent += 1
+                self.refresh()
                 failing = False
-            except redis.RedisError as exc:  # Redis away: detectors hear nobody then, and wait for it
+            except (redis.RedisError, OSError) as exc:  # Redis away: keep sending where we did
                 if not failing:
-                    log.warning("pulse failed: %s", exc)
+                    log.warning("reading the pulse listeners failed: %s", exc)
                 failing = True
+            self._stop.wait(self.renew_s)
+
+    def _send(self, state: PulseState) -> None:
+        self._seq += 1
+        datagram = self.seal.seal(replace(self.pulse, state=state, seq=self._seq))
+        for sock, address in self.targets:
+            try:
+                sock.sendto(datagram, address)
+            except OSError:
+                self.failed += 1
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._send("alive")
+            self.sent += 1
             self._stop.wait(self.interval_s)
 
     def stop(self, *, leaving: bool = True) -> None:
-        """Stop pulsing; with `leaving`, tell detectors this worker goes on purpose (no failure)."""
+        """Stop pulsing; with `leaving`, tell the watches this worker goes on purpose (no failure)."""
         self._stop.set()
-        self._thread.join()
-        if leaving:
-            try:
-                self._publish(self.leaving)
-            except redis.RedisError as exc:
-                log.warning("the leaving pulse failed: %s", exc)
-        self.conn.disconnect()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join()
+        if leaving and self.seal.keyed:
+            for _ in range(2):  # a datagram may be lost; the second one costs nothing
+                self._send("leaving")
+        for sock in self._sockets.values():
+            with contextlib.suppress(OSError):
+                sock.close()
         self.redis.close()

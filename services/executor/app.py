@@ -254,7 +254,10 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
         pulses = None
         if settings.pulse_interval_s > 0:
             pulses = PulseSender(
-                settings.require_redis(), Pulse(worker_id, incarnation), interval_s=settings.pulse_interval_s
+                settings.require_redis(),
+                Pulse(worker_id, incarnation),
+                interval_s=settings.pulse_interval_s,
+                key=settings.internal_key,
             )
             pulses.start()
         settle_heap()

@@ -28,6 +28,10 @@ def create_app(settings: Settings) -> FastAPI:
             interval_s=settings.pulse_interval_s,
             misses=settings.pulse_misses,
             hung_s=settings.pulse_hung_s,
+            key=settings.internal_key,
+            host=settings.host,
+            port=settings.planner_port,
+            advertise_host=settings.pulse_host(),
         )
         await watch.start()
         app.state.failures = watch

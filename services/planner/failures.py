@@ -2,14 +2,14 @@
 every recovery as an event.
 
 Detection (`infaas.policy.failure_detection`): the watch hears every executor's pulse
-(`infaas.data.pulses`) and, every interval while some worker is late, publishes its own on the same
-channel with its send time as the incarnation; each echo heard back is a moment the channel was known
-to work, so a worker whose last pulse is older than `pulse_misses` intervals by then is silent. A
-silent worker is probed (a TCP connect to its address, `2 × pulse_interval_s` at most): refused or
-unanswered, it is declared failed (`infaas.data.failures`: out of the store at once, the notice
-published); accepted, it is a suspect (a process paused on a loaded machine), declared only once silent
-for `pulse_hung_s`. A subscription that was lost restarts every worker's clock: the pulses it missed say
-nothing about the workers.
+(`infaas.data.pulses`: signed datagrams to the address it advertises, verified in
+`services.planner.pulse_inbox`) and, every interval while some worker is late, sends its own to the same
+socket with its send time as the incarnation; each echo heard back is a moment this watch was known to
+hear (a loop stalled by a long garbage collection, a paused process, hears nothing meanwhile), so a
+worker whose last pulse is older than `pulse_misses` intervals by then is silent. A silent worker is
+probed (a TCP connect to its address, `2 × pulse_interval_s` at most): refused or unanswered, it is
+declared failed (`infaas.data.failures`: out of the store at once, the notice published); accepted, it
+is a suspect (a process paused on a loaded machine), declared only once silent for `pulse_hung_s`.
 
 Recording: every notice heard, whoever detected it (this watch, a scheduler whose push connection
 dropped, the local provider seeing a process exit), becomes one `failure`/`declared` event, and every
@@ -39,10 +39,18 @@ from infaas.data.failures import (
     claim_key,
     declare_failure,
 )
-from infaas.data.pulses import PULSES_CHANNEL, Pulse
+from infaas.data.pulses import (
+    LISTENER_RENEW_S,
+    LISTENER_TTL_S,
+    PULSE_LISTENERS,
+    Pulse,
+    PulseSeal,
+    listener_address,
+)
 from infaas.policy.failure_detection import Probe, late, late_after_s, silent, verdict
 from services.planner import metrics
 from services.planner.event_log import EventLog
+from services.planner.pulse_inbox import PulseInbox, open_inbox
 
 log = logging.getLogger("infaas.planner")
 
@@ -60,7 +68,13 @@ class FailureWatch:
         interval_s: float,
         misses: int,
         hung_s: float = 0.5,
+        key: str = "",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        advertise_host: str = "",
     ) -> None:
+        """`key`: the internal key pulses are signed with; `host`/`port`: where the pulse socket binds
+        (`port` taken: any free one); `advertise_host`: the host senders reach it by (default `host`)."""
         self.redis = redis
         self.events = events
         self.interval_s = interval_s
@@ -75,38 +89,86 @@ class FailureWatch:
         self.incarnations: dict[str, str] = {}
         self.declared: dict[str, str] = {}  # worker -> incarnation this watch declared failed
         self.notices: list[FailureNotice] = []  # every notice heard, newest last (bounded)
-        self.echoes = 0  # echoes published (only while a worker is late)
+        self.echoes = 0  # echoes sent (only while a worker is late)
+        self.seal = PulseSeal(key)
+        self.bind = (host, port)
+        self.advertise_host = advertise_host or host
+        self.address = ""  # host:port senders send pulses to, once bound
+        self.inbox: PulseInbox | None = None
+        self._transport: asyncio.DatagramTransport | None = None
+        self._echo_seq = 0
+        self._checking = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._side: set[asyncio.Task[None]] = set()  # checks and records started from a datagram
         self._subscribed = asyncio.Event()
 
     async def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._listen(), name="failure-watch"))
         await asyncio.wait_for(self._subscribed.wait(), timeout=10)
-        if self.interval_s > 0:
-            self._tasks.append(asyncio.create_task(self._echo(), name="failure-watch-echo"))
+        if self.interval_s <= 0:
+            return
+        if not self.seal.keyed:
+            log.warning("no internal key: the failure watch cannot verify pulses and hears none")
+            return
+        self._transport, self.inbox = await open_inbox(*self.bind, self.seal, self.on_pulse)
+        port = self._transport.get_extra_info("sockname")[1]
+        self.address = listener_address(self.advertise_host, port)
+        await self._advertise()  # senders read it within a second
+        self._tasks.append(asyncio.create_task(self._keep_advertising(), name="failure-watch-advertise"))
+        self._tasks.append(asyncio.create_task(self._echo(), name="failure-watch-echo"))
 
     async def stop(self) -> None:
         """Cancel the listener and the echo, waiting for them at most a few seconds: a subscription's
         close can hang on a connection Redis stopped answering, and stopping must not."""
         for task in self._tasks:
             task.cancel()
-        if self._tasks:
-            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_WAIT_S)
+        tasks = [*self._tasks, *self._side]
+        for task in self._side:
+            task.cancel()
+        if tasks:
+            _, stuck = await asyncio.wait(tasks, timeout=STOP_WAIT_S)
             for task in stuck:
                 log.warning("failure watch task %s did not stop within %.0f s", task.get_name(), STOP_WAIT_S)
         self._tasks = []
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+            with contextlib.suppress(Exception):  # senders stop sending here within its TTL anyway
+                await asyncio.wait_for(self.redis.zrem(PULSE_LISTENERS, self.address), timeout=STOP_WAIT_S)
+
+    async def _advertise(self) -> None:
+        now = time.time()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(PULSE_LISTENERS, {self.address: now + LISTENER_TTL_S})
+            pipe.zremrangebyscore(PULSE_LISTENERS, "-inf", now)  # watches that stopped without saying so
+            await pipe.execute()
+
+    async def _keep_advertising(self) -> None:
+        while True:
+            await asyncio.sleep(LISTENER_RENEW_S)
+            try:
+                await self._advertise()
+            except Exception as exc:  # Redis away: senders keep the address for LISTENER_TTL_S
+                log.debug("advertising the pulse address failed: %s", exc)
+
+    def _spawn(self, work: Any, name: str) -> None:
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self._side.add(task)
+        task.add_done_callback(self._side.discard)
 
     async def _echo(self) -> None:
         while True:
-            # Only while a worker is late: the others' pulses prove the channel meanwhile, and each echo
-            # is a publish, its reply and its delivery (three wake-ups of this process and of Redis on
-            # the serving cores). Every interval, not more often: checking at half intervals would find
-            # a silence at most half an interval sooner (detection stays within 3 intervals + a probe).
-            if late(self.heard, now=time.monotonic(), after_s=self.late_s):
+            # Only while a worker is late: the others' pulses prove the socket meanwhile, and an echo
+            # is a send and a delivery on the cores that serve queries. Every interval, not more often:
+            # checking at half intervals would find a silence at most half an interval sooner
+            # (detection stays within 3 intervals + a probe).
+            if late(self.heard, now=time.monotonic(), after_s=self.late_s) and self._transport is not None:
                 self.echoes += 1
+                self._echo_seq += 1
+                echo = Pulse(self.me, repr(time.monotonic()), seq=self._echo_seq)
                 try:
-                    await self.redis.publish(PULSES_CHANNEL, Pulse(self.me, repr(time.monotonic())).encode())
-                except Exception as exc:  # Redis away: no echo, so nobody is declared meanwhile
+                    self._transport.sendto(self.seal.seal(echo), self._transport.get_extra_info("sockname"))
+                except OSError as exc:  # no echo: nobody is declared meanwhile
                     log.debug("failure watch echo failed: %s", exc)
             await asyncio.sleep(self.interval_s)
 
@@ -114,9 +176,7 @@ class FailureWatch:
         while True:
             pubsub = self.redis.pubsub()
             try:
-                await pubsub.subscribe(PULSES_CHANNEL, FAILURES_CHANNEL, RECOVERIES_CHANNEL)
-                now = time.monotonic()
-                self.heard = dict.fromkeys(self.heard, now)  # pulses missed meanwhile say nothing
+                await pubsub.subscribe(FAILURES_CHANNEL, RECOVERIES_CHANNEL)
                 self._subscribed.set()
                 async for message in pubsub.listen():
                     if message["type"] == "message":
@@ -132,42 +192,53 @@ class FailureWatch:
 
     async def _on_message(self, channel: bytes, data: bytes) -> None:
         try:
-            if channel == PULSES_CHANNEL.encode():
-                await self.on_pulse(Pulse.decode(data), time.monotonic())
-            elif channel == FAILURES_CHANNEL.encode():
+            if channel == FAILURES_CHANNEL.encode():
                 await self.on_notice(FailureNotice.decode(data))
             else:
                 await self.on_recovery(Recovery.decode(data))
         except (ValueError, TypeError, KeyError) as exc:
             log.warning("ignoring a malformed message on %s: %s", channel.decode(), exc)
 
-    async def on_pulse(self, pulse: Pulse, now: float) -> None:
+    def on_pulse(self, pulse: Pulse, now: float) -> None:
+        """A verified pulse (`PulseInbox`), at `now`: a few dictionary writes, on the loop, per datagram;
+        what needs Redis or a probe runs as a task of its own."""
         if pulse.worker == self.me:
-            await self._check(float(pulse.incarnation))
+            if not self._checking:  # one check at a time: the next echo starts the next
+                self._checking = True
+                self._spawn(self._check(float(pulse.incarnation)), "failure-watch-check")
             return
         if pulse.worker.startswith("detector-"):
-            return  # another planner's echo
+            return  # another watch's echo (it never comes here, but a sender may be misconfigured)
         if pulse.state == "leaving":
             self.heard.pop(pulse.worker, None)
             return
         if self.declared.get(pulse.worker) == pulse.incarnation:
-            # Declared failed (by any detector), yet it pulses: a false alarm (a stall longer than the
-            # timeout, a push connection cut while the process lives). Its next heartbeat puts it back
-            # in the store; clearing the claim lets a later real failure of it be declared again.
             del self.declared[pulse.worker]
-            await self.redis.delete(claim_key(pulse.worker, pulse.incarnation))
-            log.warning("worker %s pulses again after being declared failed", pulse.worker)
-            await self._record(
-                action="revived",
-                outcome="done",
-                worker=pulse.worker,
-                reason=f"{pulse.worker} pulsed again after being declared failed: it had stalled, not died",
-                details={"incarnation": pulse.incarnation},
-            )
+            self._spawn(self._revived(pulse), "failure-watch-revived")
         self.heard[pulse.worker] = now
         self.incarnations[pulse.worker] = pulse.incarnation
 
+    async def _revived(self, pulse: Pulse) -> None:
+        """Declared failed (by any detector), yet it pulses: a false alarm (a stall longer than the
+        timeout, a push connection cut while the process lives). Its next heartbeat puts it back in the
+        store; clearing the claim lets a later real failure of it be declared again."""
+        await self.redis.delete(claim_key(pulse.worker, pulse.incarnation))
+        log.warning("worker %s pulses again after being declared failed", pulse.worker)
+        await self._record(
+            action="revived",
+            outcome="done",
+            worker=pulse.worker,
+            reason=f"{pulse.worker} pulsed again after being declared failed: it had stalled, not died",
+            details={"incarnation": pulse.incarnation},
+        )
+
     async def _check(self, echo_sent_at: float) -> None:
+        try:
+            await self._check_silent(echo_sent_at)
+        finally:
+            self._checking = False
+
+    async def _check_silent(self, echo_sent_at: float) -> None:
         now = time.monotonic()
         due = [
             w

@@ -42,3 +42,9 @@ MTTR_SECONDS = Histogram(
     "Per failed worker and model it served: from detection to the first answer from another worker",
     buckets=_FAILURE_BUCKETS,
 )
+PULSES_REJECTED = Counter(
+    "infaas_pulses_rejected_total",
+    "Datagrams on the failure watch's pulse port that were refused: unsigned (no valid signature under "
+    "the internal key, or malformed) or replayed (a sequence number already heard)",
+    ["why"],
+)

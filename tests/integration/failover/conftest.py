@@ -159,8 +159,17 @@ async def watched(fail_cluster: FailCluster, pg_url: str) -> AsyncIterator[Failu
     client = aioredis.Redis.from_url(fail_cluster.settings.redis_url)
     engine = make_engine(pg_url)
     cfg = fail_cluster.settings
-    watch = FailureWatch(client, EventLog(engine), interval_s=cfg.pulse_interval_s, misses=cfg.pulse_misses)
+    watch = FailureWatch(
+        client,
+        EventLog(engine),
+        interval_s=cfg.pulse_interval_s,
+        misses=cfg.pulse_misses,
+        key=cfg.internal_key,
+    )
     await watch.start()
+    # Executors read where to pulse once a second: a test kills only what the watch already hears.
+    workers = {fail_cluster.worker_id(name) for name in ("executor", "executor-2")}
+    await async_wait_for(lambda: workers <= set(watch.heard), what="both executors' pulses")
     pubsub = client.pubsub()
     await pubsub.subscribe(FAILURES_CHANNEL, RECOVERIES_CHANNEL)
 

@@ -121,7 +121,12 @@ async def _watch_with(cluster: FailCluster, *, hung_s: float) -> tuple[FailureWa
     client = aioredis.Redis.from_url(cluster.settings.redis_url)
     cfg = cluster.settings
     watch = FailureWatch(
-        client, None, interval_s=cfg.pulse_interval_s, misses=cfg.pulse_misses, hung_s=hung_s
+        client,
+        None,
+        interval_s=cfg.pulse_interval_s,
+        misses=cfg.pulse_misses,
+        hung_s=hung_s,
+        key=cfg.internal_key,
     )
     await watch.start()
     return watch, client

@@ -1,9 +1,12 @@
-"""The executor's pulse sender against a real Redis: pulses reach a subscriber at their interval, fire and
-forget (Redis sends nothing back on the pulse connection), through a connection Redis cut (replies stay
-off after the reconnect), and a stop says `leaving`."""
+"""The executor's pulse sender against a real Redis and real UDP sockets: pulses reach every advertised
+listener at their interval, signed and in sequence; a listener advertised later is found; a Redis that
+comes back empty (or goes away) does not silence a sender that knew where to send; a stop says
+`leaving`; and the planner's inbox refuses what is unsigned, signed under another key, or replayed."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -11,40 +14,53 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from infaas.data.pulses import PULSES_CHANNEL, Pulse, PulseSender
+from infaas.data.pulses import PULSE_LISTENERS, Pulse, PulseSeal, PulseSender, listener_address
+from services.planner.pulse_inbox import open_inbox
 from tests.polling import wait_for
 
+KEY = "int_pulse_test_key"
 
-class Heard:
-    def __init__(self, url: str, worker: str) -> None:
-        self.client = redis.Redis.from_url(url)
-        self.sub = self.client.pubsub(ignore_subscribe_messages=True)
-        self.sub.subscribe(PULSES_CHANNEL)
-        self.worker = worker
+
+class Listener:
+    """A UDP socket advertised in Redis as a failure watch would be, collecting what it verifies."""
+
+    def __init__(self, client: redis.Redis, key: str = KEY) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.01)
+        self.address = listener_address("127.0.0.1", self.sock.getsockname()[1])
+        self.seal = PulseSeal(key)
+        self.client = client
         self.pulses: list[Pulse] = []
+        self.advertise()
+
+    def advertise(self) -> None:
+        self.client.zadd(PULSE_LISTENERS, {self.address: time.time() + 5})
 
     def poll(self) -> list[Pulse]:
-        while (message := self.sub.get_message(timeout=0.01)) is not None:
-            pulse = Pulse.decode(message["data"])
-            if pulse.worker == self.worker:  # a planner of another test may echo on the same channel
-                self.pulses.append(pulse)
-        return self.pulses
+        while True:
+            try:
+                raw = self.sock.recv(2048)
+            except TimeoutError:
+                return self.pulses
+            self.pulses.append(self.seal.open(raw))
 
     def close(self) -> None:
-        self.sub.close()
-        self.client.close()
+        self.sock.close()
 
 
 @pytest.fixture
-def heard(redis_url: str) -> Iterator[Heard]:
-    h = Heard(redis_url, "pulse-test-worker")
-    yield h
-    h.close()
+def client(redis_url: str) -> Iterator[redis.Redis]:
+    c = redis.Redis.from_url(redis_url)
+    c.delete(PULSE_LISTENERS)
+    yield c
+    c.delete(PULSE_LISTENERS)
+    c.close()
 
 
 class Waits(threading.Event):
-    """The sender's stop event, recording each wait it is asked for and how many pulses were sent by
-    then: the pace is checked by what the sender does, not by a clock on a shared machine."""
+    """The sender's stop event, recording each wait the pulse thread asks for and how many pulses were
+    sent by then: the pace is checked by what the sender does, not by a clock on a shared machine."""
 
     def __init__(self, sender: PulseSender) -> None:
         super().__init__()
@@ -52,54 +68,116 @@ class Waits(threading.Event):
         self.waits: list[tuple[float | None, int]] = []
 
     def wait(self, timeout: float | None = None) -> bool:
-        self.waits.append((timeout, self.sender.sent))
+        if threading.current_thread().name == "pulse":
+            self.waits.append((timeout, self.sender.sent))
         return super().wait(timeout)
 
 
-def test_pulses_arrive_at_their_interval_and_nothing_comes_back(redis_url: str, heard: Heard) -> None:
-    sender = PulseSender(redis_url, Pulse("pulse-test-worker", "inc-1"), interval_s=0.02)
+def test_pulses_reach_every_listener_at_their_interval_signed_and_in_sequence(
+    redis_url: str, client: redis.Redis
+) -> None:
+    first, second = Listener(client), Listener(client)
+    sender = PulseSender(redis_url, Pulse("pulse-test-worker", "inc-1"), interval_s=0.02, key=KEY)
     waits = sender._stop = Waits(sender)
     sender.start()
     try:
-        wait_for(lambda: len(heard.poll()) >= 20, what="20 pulses", timeout_s=5)
-        assert all(p == Pulse("pulse-test-worker", "inc-1") for p in heard.pulses)
+        wait_for(lambda: len(first.poll()) >= 20 and len(second.poll()) >= 20, what="20 pulses each")
     finally:
         sender.stop()
+    for heard in (first.pulses, second.pulses):
+        assert {(p.worker, p.incarnation, p.state) for p in heard[:20]} == {
+            ("pulse-test-worker", "inc-1", "alive")
+        }
+        seqs = [p.seq for p in heard]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     # One per interval, not faster: after each pulse, and only after one, a wait of the whole interval.
     assert [timeout for timeout, _ in waits.waits] == [0.02] * len(waits.waits)
     assert [sent for _, sent in waits.waits] == list(range(1, len(waits.waits) + 1))
-    assert len(waits.waits) >= 19
-    # Fire and forget: the sender polled its connection after every publish, and Redis wrote nothing back.
-    assert sender.sent >= 20 and sender.replies == 0
-    wait_for(lambda: heard.poll()[-1].state == "leaving", what="the leaving pulse", timeout_s=2)
+    wait_for(lambda: first.poll()[-1].state == "leaving", what="the leaving pulse", timeout_s=2)
+    assert second.poll()[-1].state == "leaving"
+    first.close()
+    second.close()
 
 
-def test_pulses_go_on_through_a_connection_redis_cut(redis_url: str, heard: Heard) -> None:
-    name = "pulse-test-conn"
+def test_a_listener_advertised_later_is_found_and_an_emptied_redis_silences_no_one(
+    redis_url: str, client: redis.Redis
+) -> None:
     sender = PulseSender(
-        f"{redis_url}?client_name={name}", Pulse("pulse-test-worker", "inc-2"), interval_s=0.02
+        redis_url, Pulse("pulse-test-worker", "inc-2"), interval_s=0.01, key=KEY, renew_s=0.05
     )
     sender.start()
-    admin = redis.Redis.from_url(redis_url)
     try:
-        wait_for(lambda: len(heard.poll()) >= 3, what="3 pulses", timeout_s=5)
-        killed = sum(
-            admin.client_kill_filter(_id=c["id"]) for c in admin.client_list() if c.get("name") == name
-        )
-        assert killed == 1
-        before = len(heard.pulses)
-        wait_for(lambda: len(heard.poll()) >= before + 10, what="pulses after the cut", timeout_s=5)
-        # Reconnected under the same name, with replies off again.
-        assert [c["name"] for c in admin.client_list() if c.get("name") == name] == [name]
+        time.sleep(0.1)  # pulsing to no one yet
+        late = Listener(client)
+        wait_for(lambda: len(late.poll()) >= 3, what="pulses to the listener advertised later")
+        # Redis restarted empty: the sender keeps the address for its TTL (5 s), by its own clock.
+        client.delete(PULSE_LISTENERS)
+        before = len(late.poll())
+        wait_for(lambda: len(late.poll()) >= before + 20, what="pulses while Redis lists nobody")
+        assert sender.targets and sender.failed == 0
     finally:
         sender.stop()
-        admin.close()
-    assert sender.replies == 0
+        late.close()
 
 
 def test_a_sender_without_redis_keeps_trying_and_stops_cleanly() -> None:
-    sender = PulseSender("redis://127.0.0.1:1", Pulse("pulse-test-worker", "inc-3"), interval_s=0.01)
+    sender = PulseSender("redis://127.0.0.1:1", Pulse("pulse-test-worker", "inc-3"), interval_s=0.01, key=KEY)
     sender.start()
     time.sleep(0.1)
-    sender.stop()  # the leaving pulse fails too, logged, not raised
-    assert sender.sent == 0
+    sender.stop()  # nowhere to send the leaving pulse: nothing raised
+    assert sender.sent >= 1 and sender.targets == ()
+
+
+def test_a_sender_without_a_key_sends_nothing(redis_url: str, client: redis.Redis) -> None:
+    listener = Listener(client)
+    sender = PulseSender(redis_url, Pulse("pulse-test-worker", "inc-4"), interval_s=0.01, key="")
+    sender.start()
+    time.sleep(0.1)
+    sender.stop()
+    assert listener.poll() == [] and sender.sent == 0
+    listener.close()
+
+
+async def test_the_inbox_takes_signed_pulses_in_sequence_and_refuses_the_rest() -> None:
+    heard: list[Pulse] = []
+    transport, inbox = await open_inbox("127.0.0.1", 0, PulseSeal(KEY), lambda p, _now: heard.append(p))
+    port = transport.get_extra_info("sockname")[1]
+    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    seal, other = PulseSeal(KEY), PulseSeal("int_someone_elses_key")
+    datagrams = [
+        seal.seal(Pulse("w1", "a", seq=1)),
+        seal.seal(Pulse("w1", "a", seq=2)),
+        seal.seal(Pulse("w1", "a", seq=2)),  # replayed
+        seal.seal(Pulse("w1", "a", seq=1)),  # replayed, older
+        other.seal(Pulse("w1", "a", seq=3)),  # another key
+        b"w1|a|alive|4",  # unsigned
+        b"w1|a|alive|4|" + b"0" * 32,  # a made-up signature
+        b"\xff" * 40,
+        b"x" * 4096,  # oversized
+        seal.seal(Pulse("w1", "b", seq=1)),  # a new incarnation starts its own sequence
+        seal.seal(Pulse("w1", "b", "leaving", seq=2)),
+    ]
+    try:
+        for d in datagrams:
+            out.sendto(d, ("127.0.0.1", port))
+        deadline = time.monotonic() + 5
+        while len(heard) < 4 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # anything else that would arrive has arrived
+    finally:
+        out.close()
+        transport.close()
+    assert [(p.incarnation, p.state, p.seq) for p in heard] == [
+        ("a", "alive", 1),
+        ("a", "alive", 2),
+        ("b", "alive", 1),
+        ("b", "leaving", 2),
+    ]
+    assert inbox.rejected == 7
+
+
+def test_a_seal_refuses_fields_that_would_change_its_meaning() -> None:
+    with pytest.raises(ValueError):
+        PulseSeal(KEY).seal(Pulse("w|1", "a"))
+    with pytest.raises(ValueError):
+        PulseSeal("").seal(Pulse("w1", "a"))
