@@ -97,6 +97,8 @@ class FailureWatch:
         self.inbox: PulseInbox | None = None
         self._transport: asyncio.DatagramTransport | None = None
         self._echo_seq = 0
+        self._timers: dict[str, asyncio.TimerHandle] = {}  # worker -> when it turns late
+        self._someone_late = asyncio.Event()
         self._checking = False
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()  # checks and records started from a datagram
@@ -122,6 +124,9 @@ class FailureWatch:
         close can hang on a connection Redis stopped answering, and stopping must not."""
         for task in self._tasks:
             task.cancel()
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers = {}
         tasks = [*self._tasks, *self._side]
         for task in self._side:
             task.cancel()
@@ -156,13 +161,32 @@ class FailureWatch:
         self._side.add(task)
         task.add_done_callback(self._side.discard)
 
+    def _arm(self, worker: str) -> None:
+        """(Re)set `worker`'s lateness timer. The loop wakes for a worker only once it is late: a pulse
+        moves its timer (no wake-up for that), where looking every interval would wake this process 40
+        times a second on the cores that serve queries whether or not anyone is late."""
+        timer = self._timers.get(worker)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[worker] = loop.call_at(loop.time() + self.late_s, self._late, worker)
+
+    def _late(self, worker: str) -> None:
+        self._timers.pop(worker, None)
+        if worker in self.heard:
+            self._someone_late.set()
+
     async def _echo(self) -> None:
         while True:
+            await self._someone_late.wait()
             # Only while a worker is late: the others' pulses prove the socket meanwhile, and an echo
             # is a send and a delivery on the cores that serve queries. Every interval, not more often:
             # checking at half intervals would find a silence at most half an interval sooner
             # (detection stays within 3 intervals + a probe).
-            if late(self.heard, now=time.monotonic(), after_s=self.late_s) and self._transport is not None:
+            if not late(self.heard, now=time.monotonic(), after_s=self.late_s):
+                self._someone_late.clear()  # it pulsed again, or it was declared
+                continue
+            if self._transport is not None:
                 self.echoes += 1
                 self._echo_seq += 1
                 echo = Pulse(self.me, repr(time.monotonic()), seq=self._echo_seq)
@@ -217,6 +241,7 @@ class FailureWatch:
             self._spawn(self._revived(pulse), "failure-watch-revived")
         self.heard[pulse.worker] = now
         self.incarnations[pulse.worker] = pulse.incarnation
+        self._arm(pulse.worker)
 
     async def _revived(self, pulse: Pulse) -> None:
         """Declared failed (by any detector), yet it pulses: a false alarm (a stall longer than the
