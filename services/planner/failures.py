@@ -168,13 +168,22 @@ class FailureWatch:
         timer = self._timers.get(worker)
         if timer is not None:
             timer.cancel()
-        loop = asyncio.get_running_loop()
-        self._timers[worker] = loop.call_at(loop.time() + self.late_s, self._late, worker)
+        self._timers[worker] = asyncio.get_running_loop().call_later(self.late_s, self._late, worker)
 
     def _late(self, worker: str) -> None:
+        heard = self.heard.get(worker)
+        if heard is None:  # declared, or left
+            self._timers.pop(worker, None)
+            return
+        # A loop's timers may fire a little early (uvloop: a millisecond clock, read once per turn),
+        # and the echo loop judges lateness by `time.monotonic()`: not late by that yet, wait the rest.
+        # Setting the event too early would have the echo loop clear it, and nothing would set it again.
+        early_s = heard + self.late_s - time.monotonic()
+        if early_s >= 0:
+            self._timers[worker] = asyncio.get_running_loop().call_later(early_s + 0.001, self._late, worker)
+            return
         self._timers.pop(worker, None)
-        if worker in self.heard:
-            self._someone_late.set()
+        self._someone_late.set()
 
     async def _echo(self) -> None:
         while True:

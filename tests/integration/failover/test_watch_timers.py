@@ -1,0 +1,55 @@
+"""The failure watch on uvloop (the loop the planner runs on), against a real Redis and real UDP sockets:
+a worker whose signed pulses stop is acted on within a few intervals, every time. uvloop's timers fire up
+to a millisecond early (a millisecond clock, read once per loop turn); a lateness timer that fired
+before the worker was late by `time.monotonic()` must wait the rest, not be lost."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import redis.asyncio as aioredis
+import uvloop
+
+from infaas.data.pulses import Pulse, PulseSeal, parse_address
+from services.planner.failures import FailureWatch
+
+KEY = "int_watch_timer_key"
+INTERVAL_S = 0.025
+
+
+async def _silence_after_pulses(redis_url: str, rounds: int) -> tuple[list[float], int]:
+    client = aioredis.Redis.from_url(redis_url)
+    watch = FailureWatch(client, None, interval_s=INTERVAL_S, misses=2, key=KEY)
+    await watch.start()
+    out = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    seal = PulseSeal(KEY)
+    acted_after: list[float] = []
+    try:
+        address = parse_address(watch.address)
+        for n in range(rounds):
+            worker = f"timer-test-{n}"
+            for seq in range(1, 9):
+                out.sendto(seal.seal(Pulse(worker, "inc", seq=seq)), address)
+                await asyncio.sleep(INTERVAL_S)  # the worker's pace: the scenario, not a wait
+            silent_since = time.monotonic()
+            assert worker in watch.heard
+            # It has no address in the store, so nothing can confirm it alive: declared on silence.
+            while worker in watch.heard and time.monotonic() - silent_since < 5:
+                await asyncio.sleep(0.005)
+            acted_after.append(time.monotonic() - silent_since)
+        return acted_after, watch.inbox.rejected if watch.inbox else -1
+    finally:
+        out.close()
+        await watch.stop()
+        await client.aclose()
+
+
+def test_a_silent_worker_is_declared_every_time_on_uvloop(redis_url: str) -> None:
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        acted_after, rejected = runner.run(_silence_after_pulses(redis_url, rounds=8))
+    # Without the re-arm, an early timer left the watch waiting for a pulse that never came: the
+    # worker stayed heard for good (5 s here).
+    assert all(s < 2.0 for s in acted_after), [round(s, 3) for s in acted_after]
+    assert rejected == 0
