@@ -13,9 +13,9 @@ once, and a watch reads it in a few microseconds.
 
 - **Where to send**: each watch advertises its address in the sorted set `PULSE_LISTENERS` (member
   `host:port`, score: when the entry expires), renewed every `LISTENER_RENEW_S`. A sender reads the set
-  every `LISTENER_RENEW_S` and keeps sending to an address for `LISTENER_TTL_S` after it last read it,
-  by its own clock: a Redis that comes back empty, or a read that fails, does not silence it meanwhile
-  (the watches advertise again within a second).
+  every `LISTENER_RENEW_S` and drops an address only once `LISTENER_TTL_S` worth of successful reads in a
+  row missed it: a Redis that comes back empty, a read that fails, or a pause of the whole host (the
+  watches' entries expire meanwhile; they advertise again within a second of waking) silences nobody.
 - **Who may say so**: anyone on the host can send a datagram. A pulse carries an HMAC-SHA256 of its fields
   under the suite's internal key and a sequence number that grows with every pulse of an incarnation, so
   a forged pulse (a dead worker kept alive, a failure hidden behind `leaving`) is refused, and so is a
@@ -124,7 +124,8 @@ class PulseSender:
         self.sent = 0  # pulses sent (one per interval, to every watch)
         self.failed = 0  # datagrams the kernel refused (a watch's host unreachable, a full buffer)
         self.targets: tuple[tuple[socket.socket, tuple[object, ...]], ...] = ()
-        self._seen: dict[str, float] = {}  # address -> when a read of the listeners last listed it
+        self._missed: dict[str, int] = {}  # address -> successful reads in a row that did not list it
+        self._drop_after = max(1, round(ttl_s / renew_s))
         self._resolved: dict[str, tuple[socket.AddressFamily, tuple[object, ...]]] = {}
         self._sockets: dict[socket.AddressFamily, socket.socket] = {}
         self._seq = 0
@@ -142,14 +143,13 @@ class PulseSender:
                 thread.start()
 
     def refresh(self) -> None:
-        """Read the watches' addresses once; the ones not listed lately are dropped after `ttl_s`."""
-        now = time.monotonic()
+        """Read the watches' addresses once; one that `ttl_s` worth of reads in a row missed is dropped."""
         members: list[bytes] = self.redis.zrangebyscore(PULSE_LISTENERS, time.time(), "+inf")  # type: ignore[assignment]
-        for member in members:
-            self._seen[member.decode()] = now
-        self._seen = {a: at for a, at in self._seen.items() if now - at < self.ttl_s}
+        listed = {m.decode() for m in members}
+        kept = {a: n + 1 for a, n in self._missed.items() if a not in listed and n + 1 < self._drop_after}
+        self._missed = {**kept, **dict.fromkeys(listed, 0)}
         targets = []
-        for address in self._seen:
+        for address in self._missed:
             try:
                 family, sockaddr = self._resolve(address)
             except (OSError, ValueError) as exc:

@@ -52,9 +52,10 @@ def silent(
 
 
 def verdict(silence_s: float, probe: Probe | None, *, hung_s: float) -> str | None:
-    """Why a worker silent for `silence_s` (already past the pulse timeout) is failed, given what a
-    connection to its port found (`probe`; None: it has no address to try, failed on silence alone), or
-    None: not failed (yet)."""
+    """Why a silent worker (past the pulse timeout) is failed, given what a connection to its port found
+    (`probe`; None: it has no address to try, failed on silence alone), or None: not failed (yet).
+    `silence_s`: how long it has stayed silent since a probe first found its port accepting (0 at the
+    first), so that only silence the detector watched makes a worker hung."""
     if probe is None:
         return "no address to confirm it by"
     if probe == "refused":

@@ -83,7 +83,8 @@ class FailureWatch:
         self.misses = misses
         self.hung_s = max(hung_s, self.timeout_s)
         self.probe_timeout_s = max(2 * interval_s, 0.01)
-        self.suspects: dict[str, float] = {}  # worker -> the last pulse heard when a probe found it alive
+        # worker -> (the last pulse heard, when a probe first found its port accepting in that silence)
+        self.suspects: dict[str, tuple[float, float]] = {}
         self.me = f"detector-{uuid.uuid4().hex[:8]}"
         self.heard: dict[str, float] = {}  # worker -> monotonic time its latest pulse arrived
         self.incarnations: dict[str, str] = {}
@@ -277,7 +278,7 @@ class FailureWatch:
         due = [
             w
             for w in silent(self.heard, echo_sent_at=echo_sent_at, timeout_s=self.timeout_s)
-            if self.suspects.get(w) != self.heard[w] or now - self.heard[w] >= self.hung_s
+            if (s := self.suspects.get(w)) is None or s[0] != self.heard[w] or now - s[1] >= self.hung_s
         ]
         if not due:
             return
@@ -287,11 +288,17 @@ class FailureWatch:
             last = self.heard.get(worker)
             if last != before[worker] or last is None:
                 continue  # a notice or a pulse came while probing
-            quiet_s = time.monotonic() - last
-            why = verdict(quiet_s, probe, hung_s=self.hung_s)
+            now = time.monotonic()
+            quiet_s = now - last
+            # Hung counts from the first probe that found its port accepting, not from its last pulse:
+            # after a pause of the whole host (every process stopped, this one too), this watch's echo
+            # can come back before a worker's first pulse, long after its last one.
+            suspect = self.suspects.get(worker)
+            since = suspect[1] if suspect is not None and suspect[0] == last else now
+            why = verdict(now - since, probe, hung_s=self.hung_s)
             if why is None:
-                if self.suspects.get(worker) != last:
-                    self.suspects[worker] = last
+                if since == now:
+                    self.suspects[worker] = (last, now)
                     metrics.FAILURES_SUSPECTED.inc()
                     log.info(
                         "worker %s silent for %.0f ms but its port accepts: stalled", worker, quiet_s * 1e3

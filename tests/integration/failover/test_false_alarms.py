@@ -177,6 +177,35 @@ async def test_a_paused_executor_is_a_suspect_not_a_failure_and_a_hung_one_is_de
         await client.aclose()
 
 
+async def test_after_a_pause_of_the_whole_host_nobody_is_declared(fail_cluster: FailCluster) -> None:
+    """Every process stopped at once (a frozen VM): the executors and this watch's loop, for longer than
+    the executors' pulse listeners' entries live (5 s). When they go on, the watch's echo can come back
+    before an executor's first pulse, its last one seconds old, and its port accepts: a suspect, not hung,
+    and the executors have kept the watch's address, so their pulses come at once."""
+    watch, client = await _watch_with(fail_cluster, hung_s=0.5)
+    procs = [fail_cluster.suite.procs[n] for n in ("executor", "executor-2")]
+    workers = {fail_cluster.worker_id(n) for n in ("executor", "executor-2")}
+    try:
+        await async_wait_for(lambda: workers <= set(watch.heard), what="both executors' pulses")
+        for proc in procs:
+            proc.send_signal(signal.SIGSTOP)
+        time.sleep(6.0)  # this loop frozen too, the pulse listeners' entries expire meanwhile
+        for proc in procs:
+            proc.send_signal(signal.SIGCONT)
+        resumed = time.monotonic()
+        await async_wait_for(
+            lambda: all(watch.heard.get(w, 0) > resumed for w in workers), what="pulses after the pause"
+        )
+        await asyncio.sleep(1.0)  # what a declaration would still need
+        assert not watch.declared and not watch.notices
+        assert all(sync_score(fail_cluster, w) > 0 for w in workers)
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGCONT)
+        await watch.stop()
+        await client.aclose()
+
+
 def sync_score(cluster: FailCluster, worker: str) -> float:
     client = redis.Redis.from_url(cluster.settings.redis_url)
     try:
