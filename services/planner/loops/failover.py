@@ -87,6 +87,7 @@ class Failover:
         self.terms: dict[str, tuple[float, policy.AppTerms]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.lock_failover = asyncio.Lock()  # one failure handled at a time: each plans over the last's
+        self.failovers = 0  # failovers begun, ever: a tick's first read is stale once this moved
 
     # --- observing -------------------------------------------------------------------------------
 
@@ -155,6 +156,7 @@ class Failover:
             return
         self.handled.add(key)
         self.down.add(notice.worker)
+        self.failovers += 1
         async with self.lock_failover:
             await self._fail_over(notice)
 
@@ -277,6 +279,7 @@ class Failover:
         try:
             if not await self.lock.hold():
                 return
+            begun = self.failovers
             view = await self._view()
             beats: Any = await self.redis.zrangebyscore(
                 store.WORKERS, view.now - self.heartbeat_ttl_s, "+inf", withscores=True
@@ -313,7 +316,8 @@ class Failover:
         if gone_now or self.tasks:  # a failover is due or under way: plan backups over what it leaves
             return
         async with self.lock_failover:  # never beside a failover: it promotes the backups it finds
-            view = await self._view()
+            if self.failovers != begun:  # one began since the read above: plan over what it leaves
+                view = await self._view()
             self.known = {}
             for i in view.instances:
                 self.known.setdefault(i.worker_id, set()).add(i.variant_id)

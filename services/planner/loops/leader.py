@@ -39,14 +39,23 @@ class LeaderLock:
         self.lease_ms = int(lease_s * 1000)
         self.owner = owner or uuid.uuid4().hex
         self.key = key
+        self.held = False  # as of this process's last call: which command to try first
 
     async def hold(self) -> bool:
-        """True when this process holds the lease after the call (taking or renewing it)."""
-        if await self.redis.set(self.key, self.owner, nx=True, px=self.lease_ms):
-            return True
-        renewed: Any = await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms)
-        return bool(renewed)
+        """True when this process holds the lease after the call (taking or renewing it). The holder tries
+        to renew first and the others to take it first: either way one round trip per tick, where
+        every loop of the leader calls this every second."""
+        if self.held:
+            renewed: Any = await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms)
+            if renewed:
+                return True
+        taken = bool(await self.redis.set(self.key, self.owner, nx=True, px=self.lease_ms))
+        if not taken:  # someone else's, or ours after all (an owner string shared on purpose)
+            taken = bool(await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms))
+        self.held = taken
+        return taken
 
     async def release(self) -> None:
+        self.held = False
         if await self.redis.get(self.key) == self.owner.encode():
             await self.redis.delete(self.key)
