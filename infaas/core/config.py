@@ -166,7 +166,8 @@ class Settings(BaseSettings):
 
     pulse_hung_s: float = Field(default=0.5, ge=0)
     """A silent worker whose port still accepts connections (a process paused on a loaded machine) is
-    failed only once its pulses stopped for this long: hung."""
+    failed only once it stays silent this long after the first probe that found its port accepting:
+    hung."""
 
     pulse_advertise_host: str = ""
     """The host executors send a planner's pulses to (UDP, on `planner_port` where it is free, else any

@@ -9,7 +9,8 @@ hear (a loop stalled by a long garbage collection, a paused process, hears nothi
 worker whose last pulse is older than `pulse_misses` intervals by then is silent. A silent worker is
 probed (a TCP connect to its address, `2 × pulse_interval_s` at most): refused or unanswered, it is
 declared failed (`infaas.data.failures`: out of the store at once, the notice published); accepted, it
-is a suspect (a process paused on a loaded machine), declared only once silent for `pulse_hung_s`.
+is a suspect (a process paused on a loaded machine), declared only once silent for `pulse_hung_s` after
+the first probe that found its port accepting.
 
 Recording: every notice heard, whoever detected it (this watch, a scheduler whose push connection
 dropped, the local provider seeing a process exit), becomes one `failure`/`declared` event, and every
