@@ -120,7 +120,6 @@ class PulseSender:
         self.seal = PulseSeal(key)
         self.interval_s = interval_s
         self.renew_s = renew_s
-        self.ttl_s = ttl_s
         self.sent = 0  # pulses sent (one per interval, to every watch)
         self.failed = 0  # datagrams the kernel refused (a watch's host unreachable, a full buffer)
         self.targets: tuple[tuple[socket.socket, tuple[object, ...]], ...] = ()
