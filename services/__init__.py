@@ -1,0 +1,1 @@
+import infaas  # noqa: F401  (ONNX Runtime telemetry off before any module here imports it)

@@ -280,6 +280,7 @@ def start_peer(
         "PYTHONPATH": str(SERVERS),
         "RAY_USAGE_STATS_ENABLED": "0",
         "BENTOML_DO_NOT_TRACK": "true",
+        "ORT_DISABLE_TELEMETRY": "1",  # as in infaas's processes (infaas/__init__.py)
         "BENTOML_HOME": str((logs / "bentoml-home").resolve()),
         "OMP_NUM_THREADS": "1",
     }
