@@ -3,10 +3,10 @@
 The planner's failover (services/planner/loops/failover.py) writes one field per fallback variant to the
 hash `infaas:failover:serving` — the variant that answers instead of the failed one (a warm backup of
 another variant, or the progressive failover's small or chosen cold backup) → JSON `{from, app, reason,
-since}` — and removes it when the failed variant serves again or the fallback is gone. Schedulers read the
-whole hash in their housekeeping turn (it holds a field per failed-over variant: a handful) and stamp each
-answer from a marked variant with `failover: {from, reason}` (services/scheduler/failovers.py), one
-dict look-up per answer.
+since}` — and removes it when the failed variant serves again or the fallback is gone. Each change is
+announced on the store's invalidation channel (`CHANGED`): schedulers re-read the whole hash then (it holds
+a field per failed-over variant: a handful), not on a timer, and stamp each answer from a marked variant
+with `failover: {from, reason}` (services/scheduler/failovers.py), one dict look-up per answer.
 """
 
 from __future__ import annotations
@@ -14,19 +14,29 @@ from __future__ import annotations
 import orjson
 import redis.asyncio as aioredis
 
+from infaas.data import store
+
 SERVING_KEY = "infaas:failover:serving"
+CHANGED = "failovers"
+"""The message on `store.INVALIDATE` after the marks changed."""
 
 
 async def mark(
     redis: aioredis.Redis, variant: str, *, failed: str, app: str, reason: str, since: float
 ) -> None:
     doc = {"from": failed, "app": app, "reason": reason, "since": since}
-    await redis.hset(SERVING_KEY, variant, orjson.dumps(doc))
+    pipe = redis.pipeline(transaction=True)
+    pipe.hset(SERVING_KEY, variant, orjson.dumps(doc))
+    pipe.publish(store.INVALIDATE, CHANGED)
+    await pipe.execute()
 
 
 async def unmark(redis: aioredis.Redis, *variants: str) -> None:
     if variants:
-        await redis.hdel(SERVING_KEY, *variants)
+        pipe = redis.pipeline(transaction=True)
+        pipe.hdel(SERVING_KEY, *variants)
+        pipe.publish(store.INVALIDATE, CHANGED)
+        await pipe.execute()
 
 
 async def read(redis: aioredis.Redis) -> dict[str, dict[str, str]]:

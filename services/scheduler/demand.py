@@ -1,14 +1,14 @@
 """Counting demand per model: every query that reaches the dispatcher, whatever became of it, so that the
 planner scales on what arrives and not only on what was dispatched (a shed query is demand the
 instances never saw). Counted in memory per query and added to `store.demand_key(model)` by the
-dispatcher's housekeeping, one pipeline per turn."""
+dispatcher's housekeeping, in its one pipeline per turn."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
 
-import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
 from infaas.clients.envelope import Answer, Query
 from infaas.data import store
@@ -48,19 +48,20 @@ class DemandCounter:
             return  # an app query no model of the app could take: no model's demand
         self._add(model, query.rows, "late" if late else "shed")
 
-    async def flush(self, redis: aioredis.Redis) -> None:
-        """Add what was counted since the last flush to the store; kept for the next turn if Redis is
-        away."""
-        if not self._counts:
-            return
+    @property
+    def counted(self) -> bool:
+        """Whether anything was counted since the last `take`."""
+        return bool(self._counts)
+
+    def take(self, pipe: Pipeline) -> dict[str, Counter[str]]:
+        """Queue what was counted since the last turn on `pipe` (the dispatcher's housekeeping round
+        trip) and hand it over; `restore` it if the pipeline fails, for the next turn."""
         counts, self._counts = self._counts, {}
-        pipe = redis.pipeline(transaction=False)
         for model, fields in counts.items():
             for name, n in fields.items():
                 pipe.hincrby(store.demand_key(model), name, n)
-        try:
-            await pipe.execute()
-        except Exception as exc:
-            log.warning("counting demand failed: %s", exc)
-            for model, fields in counts.items():
-                self._counts.setdefault(model, Counter()).update(fields)
+        return counts
+
+    def restore(self, counts: dict[str, Counter[str]]) -> None:
+        for model, fields in counts.items():
+            self._counts.setdefault(model, Counter()).update(fields)

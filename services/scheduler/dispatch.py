@@ -41,7 +41,6 @@ from services.scheduler import metrics
 from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
 from services.scheduler.demand import DemandCounter
-from services.scheduler.failovers import FailoverMarks
 from services.scheduler.failures import Failover
 from services.scheduler.gate import AdmissionGate
 from services.scheduler.loads import ColdLoads
@@ -74,7 +73,6 @@ class Dispatcher:
         self.loads = ColdLoads(snapshot=snapshot, executors=executors)
         self.parity = ParityCoder(snapshot=snapshot, sender=self.sender, timeout_s=settings.query_timeout_s)
         self.demand = DemandCounter()
-        self.failovers = FailoverMarks()
         self._rows_in_flight: Counter[str] = Counter()  # per variant
         self._app_in_flight: Counter[str] = Counter()
         self._in_flight = 0  # the sum of _app_in_flight, kept so the hot path need not add it up
@@ -103,10 +101,11 @@ class Dispatcher:
         await self.failover.aclose()
 
     async def _housekeeping(self, every_s: float = 0.25) -> None:
-        """What need not happen per query, every `every_s`: the queue gauges, and adding the rows sent
-        since the last turn (pushed or through a stream) to each variant's store counter, the planner's
-        measure of offered load (services/planner/loops/observe.py) — one round trip per turn, not per
-        query."""
+        """What need not happen per query, every `every_s`: the queue gauges, and adding the demand
+        counted (`demand.py`) and the rows sent (pushed or through a stream) since the last turn to the
+        store's counters, the planner's measures of demand and offered load
+        (services/planner/loops/observe.py) — one round trip per turn when anything was counted, none
+        otherwise."""
         shown: set[str] = set()
         while True:
             await asyncio.sleep(every_s)
@@ -116,20 +115,19 @@ class Dispatcher:
             for vid, rows in self._rows_in_flight.items():
                 metrics.QUEUED_ROWS.labels(vid).set(rows)
             shown = set(self._rows_in_flight)
-            await self.demand.flush(self.redis)
-            await self.failovers.refresh(self.redis)
-            sender = self.sender
-            if not sender.offered_rows:
+            if not self.demand.counted and not self.sender.offered_rows:
                 continue
-            counts, sender.offered_rows = sender.offered_rows, Counter()
             pipe = self.redis.pipeline(transaction=False)
-            for vid, n in counts.items():
+            demand = self.demand.take(pipe)
+            offered, self.sender.offered_rows = self.sender.offered_rows, Counter()
+            for vid, n in offered.items():
                 pipe.incrby(store.offered_rows_key(vid), n)
             try:
                 await pipe.execute()
             except Exception as exc:  # Redis briefly away: count them next turn
-                log.warning("counting offered rows failed: %s", exc)
-                sender.offered_rows.update(counts)
+                log.warning("counting demand and offered rows failed: %s", exc)
+                self.demand.restore(demand)
+                self.sender.offered_rows.update(offered)
 
     def candidates(self, query: Query) -> CandidateIndex:
         if query.kind == "model":
@@ -169,7 +167,7 @@ class Dispatcher:
             self.demand.failed(query, candidates, late=isinstance(exc, DeadlineExceeded))
             raise
         self.demand.answered(query, result)
-        return self.failovers.stamp(result)
+        return self.snapshot.failovers.stamp(result)
 
     async def _infer(self, query: Query) -> Answer:
         arrived = time.perf_counter()

@@ -1,5 +1,6 @@
 """Answers from a fallback variant say so: the failover marks the planner writes
-(`infaas.data.failover_marks`), re-read every housekeeping turn, stamped on each answer they concern."""
+(`infaas.data.failover_marks`), re-read by the snapshot cache when the planner announces a change (and on
+a slow timer, in case the announcement was missed), stamped on each answer they concern."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ class Replies:
             try:
                 await pubsub.subscribe(self.channel, store.INVALIDATE, FAILURES_CHANNEL)
                 if ready.is_set():  # re-subscribed: invalidations sent meanwhile were missed
-                    await self.snapshot.on_invalidate("variants")
+                    await self.snapshot.on_resubscribed()
                 ready.set()
                 async for message in pubsub.listen():
                     if message["type"] != "message":

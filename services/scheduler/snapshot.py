@@ -5,7 +5,9 @@ invalidation, and when the registry's publication token changes (a republication
 data: the invalidation may have been missed while the subscription was down). Workers and instances
 change often: they are re-read every `interval` and whenever an executor announces a change; a worker
 whose heartbeat vanished is kept for a while (`liveness.py`), and one declared failed leaves at once
-(`drop_failed`). A query then decides from memory, with no Redis round trip.
+(`drop_failed`). The planner's failover marks (`failovers.py`) are re-read when it announces a change,
+and every `FAILOVER_RECHECK_S` in case an announcement was missed. A query then decides from memory, with
+no Redis round trip.
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from dataclasses import replace
 import redis.asyncio as aioredis
 
 from infaas.core.aio import stop_tasks
-from infaas.data import store
+from infaas.data import failover_marks, store
 from infaas.policy.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.scheduler import liveness
+from services.scheduler.failovers import FailoverMarks
 
 log = logging.getLogger("infaas.scheduler")
+
+FAILOVER_RECHECK_S = 5.0
 
 
 class SnapshotCache:
@@ -53,6 +58,7 @@ class SnapshotCache:
         self._reachable_since = time.monotonic()  # when Redis last began answering (liveness.merge)
         self._failing = False
         self._published: str | None = None  # the registry's publication token last seen
+        self.failovers = FailoverMarks()
         self._task: asyncio.Task[None] | None = None
 
     async def refresh_variants(self) -> None:
@@ -175,21 +181,33 @@ class SnapshotCache:
     async def start(self) -> None:
         await self.refresh_variants()
         await self.refresh_live()
+        await self.failovers.refresh(self.redis)
         self._task = asyncio.create_task(self._poll(), name="snapshot-poll")
 
     async def _poll(self) -> None:
+        recheck_at = time.monotonic() + FAILOVER_RECHECK_S
         while True:
             await asyncio.sleep(self.interval_s)
             try:
                 await self.refresh_live()
             except Exception as exc:  # Redis briefly away: keep the last snapshot
                 log.warning("snapshot refresh failed: %s", exc)
+            if time.monotonic() >= recheck_at:
+                recheck_at = time.monotonic() + FAILOVER_RECHECK_S
+                await self.failovers.refresh(self.redis)
 
     async def on_invalidate(self, what: str) -> None:
         if what == "variants":
             await self.refresh_variants()
+        elif what == failover_marks.CHANGED:
+            await self.failovers.refresh(self.redis)
         else:
             await self.refresh_live()
+
+    async def on_resubscribed(self) -> None:
+        """The invalidation subscription was lost and is back: what it announced meanwhile was missed."""
+        await self.refresh_variants()
+        await self.failovers.refresh(self.redis)
 
     async def stop(self) -> None:
         await stop_tasks(self._task)

@@ -1,7 +1,10 @@
 """Answers from a fallback variant say so: the planner's marks in Redis, read by a dispatcher's
-`FailoverMarks`, stamped on answers, carried through the answer frame and the `/v1` JSON."""
+`FailoverMarks` when the planner announces a change, stamped on answers, carried through the answer
+frame and the `/v1` JSON."""
 
 from __future__ import annotations
+
+import asyncio
 
 import numpy as np
 import orjson
@@ -9,8 +12,12 @@ import redis.asyncio as aioredis
 
 from gateway.dataplane.routes import v1_json
 from infaas.clients.envelope import Answer
-from infaas.data import failover_marks
+from infaas.core.aio import stop_tasks
+from infaas.data import failover_marks, store
 from services.scheduler.failovers import FailoverMarks
+from services.scheduler.replies import Replies
+from services.scheduler.snapshot import SnapshotCache
+from tests.polling import async_wait_for
 
 
 def answer(variant: str) -> Answer:
@@ -42,4 +49,28 @@ async def test_an_answer_from_a_marked_variant_says_which_it_stands_in_for(redis
         await marks.refresh(redis)
         assert marks.serving == {} and marks.stamp(answer("m.small")).failover is None
     finally:
+        await redis.aclose()
+
+
+async def test_a_dispatcher_hears_of_a_new_mark_without_polling(redis_url: str) -> None:
+    """The planner announces each change on the invalidation channel; the snapshot cache's marks follow
+    it with no timer running (its poll is never started here), and drop the mark when it is removed."""
+    redis = aioredis.Redis.from_url(redis_url)
+    snapshot = SnapshotCache(redis, ttl_s=5.0)
+    replies = Replies(redis, snapshot, store.reply_channel("test-marks"))
+    ready = asyncio.Event()
+    listening = asyncio.create_task(replies.listen(ready))
+    try:
+        await asyncio.wait_for(ready.wait(), timeout=10)
+        assert snapshot.failovers.serving == {}
+        await failover_marks.mark(redis, "m.small", failed="m.full", app="a", reason="w1 failed", since=1.0)
+        await async_wait_for(lambda: "m.small" in snapshot.failovers.serving, what="the mark heard of")
+        stamped = snapshot.failovers.stamp(answer("m.small")).failover
+        assert stamped == {"from": "m.full", "reason": "w1 failed"}
+
+        await failover_marks.unmark(redis, "m.small")
+        await async_wait_for(lambda: not snapshot.failovers.serving, what="the removal heard of")
+        assert snapshot.failovers.stamp(answer("m.small")).failover is None
+    finally:
+        await stop_tasks(listening)
         await redis.aclose()
