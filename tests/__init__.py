@@ -1,0 +1,1 @@
+import infaas  # noqa: F401  (ONNX Runtime telemetry off in the test process too, before any test imports it)
