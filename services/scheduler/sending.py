@@ -57,13 +57,17 @@ class Sender:
 
     def target(self, decision: Decision) -> WorkerView | None:
         """The worker to push the query to: the one it is being loaded on, or among the workers with an
-        active instance the one this dispatcher has the fewest queries waiting on (ties in turn). None: use
-        streams."""
+        active instance (else one loading, overloaded or interfered) the one this dispatcher has the fewest
+        queries waiting on (ties in turn). None: use streams."""
         if self.push is None:
             return None
         if decision.action == "load":
             return decision.worker if decision.worker is not None and decision.worker.push else None
-        workers = self.snapshot.serving.get(decision.variant.id)
+        # A query selection queued for a loading, overloaded or interfered instance is pushed to it as
+        # well: through the variant's stream it would cost a Redis round trip each way (~0.8 ms on
+        # these machines, docs/benchmarks.md) for the same instance to run it.
+        vid = decision.variant.id
+        workers = self.snapshot.serving.get(vid) or self.snapshot.queueing.get(vid)
         if not workers:
             return None
         if len(workers) == 1:

@@ -22,7 +22,7 @@ import redis.asyncio as aioredis
 
 from infaas.core.aio import stop_tasks
 from infaas.data import failover_marks, store
-from infaas.policy.selection import CandidateIndex, InstanceView, Snapshot, WorkerView
+from infaas.policy.selection import USABLE_STATES, CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.scheduler import liveness
 from services.scheduler.failovers import FailoverMarks
@@ -30,6 +30,10 @@ from services.scheduler.failovers import FailoverMarks
 log = logging.getLogger("infaas.scheduler")
 
 FAILOVER_RECHECK_S = 5.0
+
+QUEUEING_STATES = USABLE_STATES - {"active"}
+"""Instance states selection queues a query for (`infaas.policy.selection`); the executor takes a
+pushed query for them too (a loading instance serves it once loaded)."""
 
 
 class SnapshotCache:
@@ -53,6 +57,9 @@ class SnapshotCache:
         """Per model, its published parity model (hidden from selection; services/scheduler/parity.py)."""
         self.serving: dict[str, tuple[WorkerView, ...]] = {}
         """Per variant, the workers with an active instance of it that take pushed queries."""
+        self.queueing: dict[str, tuple[WorkerView, ...]] = {}
+        """Per variant, the workers that take pushed queries for an instance of it that is loading,
+        overloaded or interfered: where a query selection queued for such an instance is pushed."""
         self._unreachable: dict[str, float] = {}  # push address -> until when it is left out
         self._known: dict[str, liveness.Seen] = {}
         self._reachable_since = time.monotonic()  # when Redis last began answering (liveness.merge)
@@ -137,11 +144,17 @@ class SnapshotCache:
         self.snapshot = replace(self.snapshot, workers=workers, instances=instances)
         by_id = {w.id: w for w in workers if w.push}
         serving: dict[str, list[WorkerView]] = {}
+        queueing: dict[str, list[WorkerView]] = {}
         for i in instances:
             worker = by_id.get(i.worker_id)
-            if worker is not None and i.state == "active":
+            if worker is None:
+                continue
+            if i.state == "active":
                 serving.setdefault(i.variant_id, []).append(worker)
+            elif i.state in QUEUEING_STATES:
+                queueing.setdefault(i.variant_id, []).append(worker)
         self.serving = {vid: tuple(ws) for vid, ws in serving.items()}
+        self.queueing = {vid: tuple(ws) for vid, ws in queueing.items()}
 
     def note_instance(self, worker_id: str, variant_id: str, state: str | None) -> None:
         """Record an instance this process just loaded (or, with `state` None, found gone), before the

@@ -70,3 +70,32 @@ def test_streams_dispatch_has_no_target() -> None:
         settings=Settings(dispatch="streams"),
     )
     assert sender.target(DECISION) is None
+
+
+def _sender_with(states: dict[str, str]) -> Sender:
+    """A sender whose snapshot holds one instance of `m.a` per worker id in `states`, in that state."""
+    client = aioredis.Redis.from_url("redis://127.0.0.1:1")
+    cache = SnapshotCache(client, ttl_s=5)
+    cache.snapshot = Snapshot(variants={"m.a": VARIANT}, workers=WORKERS)
+    for worker_id, state in states.items():
+        cache.note_instance(worker_id, "m.a", state)
+    return Sender(
+        redis=client,
+        snapshot=cache,
+        replies=Replies(client, cache, "replies"),
+        settings=Settings(dispatch="push"),
+    )
+
+
+def test_a_query_queued_for_an_interfered_loading_or_overloaded_instance_is_pushed_to_it() -> None:
+    # Selection queues a query for such an instance when no active one meets it; through the stream the
+    # same instance would run it a Redis round trip each way later.
+    for state in ("interfered", "loading", "overloaded"):
+        target = _sender_with({"w1": state}).target(DECISION)
+        assert target is not None and target.id == "w1", state
+
+
+def test_an_active_instance_is_preferred_and_a_failed_one_never_pushed_to() -> None:
+    sender = _sender_with({"w0": "interfered", "w1": "active", "w2": "loading"})
+    assert {sender.target(DECISION).id for _ in range(6)} == {"w1"}  # type: ignore[union-attr]
+    assert _sender_with({"w2": "failed"}).target(DECISION) is None  # no push target: the stream decides
