@@ -58,8 +58,8 @@ class SnapshotCache:
         self.serving: dict[str, tuple[WorkerView, ...]] = {}
         """Per variant, the workers with an active instance of it that take pushed queries."""
         self.queueing: dict[str, tuple[WorkerView, ...]] = {}
-        """Per variant, the workers that take pushed queries for an instance of it that is loading,
-        overloaded or interfered: where a query selection queued for such an instance is pushed."""
+        """Per variant, the workers that take pushed queries for an instance of it that is overloaded or
+        interfered, else loading: where a query selection queued for such an instance is pushed."""
         self._unreachable: dict[str, float] = {}  # push address -> until when it is left out
         self._known: dict[str, liveness.Seen] = {}
         self._reachable_since = time.monotonic()  # when Redis last began answering (liveness.merge)
@@ -145,16 +145,23 @@ class SnapshotCache:
         by_id = {w.id: w for w in workers if w.push}
         serving: dict[str, list[WorkerView]] = {}
         queueing: dict[str, list[WorkerView]] = {}
+        loading: dict[str, list[WorkerView]] = {}
         for i in instances:
             worker = by_id.get(i.worker_id)
             if worker is None:
                 continue
             if i.state == "active":
                 serving.setdefault(i.variant_id, []).append(worker)
+            elif i.state == "loading":
+                loading.setdefault(i.variant_id, []).append(worker)
             elif i.state in QUEUEING_STATES:
                 queueing.setdefault(i.variant_id, []).append(worker)
         self.serving = {vid: tuple(ws) for vid, ws in serving.items()}
-        self.queueing = {vid: tuple(ws) for vid, ws in queueing.items()}
+        # An instance that already runs (overloaded, interfered) before one still loading: the query
+        # would wait out the load there.
+        self.queueing = {
+            vid: tuple(queueing.get(vid) or loading[vid]) for vid in queueing.keys() | loading.keys()
+        }
 
     def note_instance(self, worker_id: str, variant_id: str, state: str | None) -> None:
         """Record an instance this process just loaded (or, with `state` None, found gone), before the

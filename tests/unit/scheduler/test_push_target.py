@@ -99,3 +99,8 @@ def test_an_active_instance_is_preferred_and_a_failed_one_never_pushed_to() -> N
     sender = _sender_with({"w0": "interfered", "w1": "active", "w2": "loading"})
     assert {sender.target(DECISION).id for _ in range(6)} == {"w1"}  # type: ignore[union-attr]
     assert _sender_with({"w2": "failed"}).target(DECISION) is None  # no push target: the stream decides
+
+
+def test_an_instance_that_runs_is_preferred_to_one_still_loading() -> None:
+    sender = _sender_with({"w0": "loading", "w1": "interfered", "w2": "loading"})
+    assert {sender.target(DECISION).id for _ in range(6)} == {"w1"}  # type: ignore[union-attr]
