@@ -23,13 +23,24 @@ WORKERS = tuple(
 DECISION = Decision(VARIANT, "active", None, "test")
 
 
-def _sender() -> Sender:
+def _sender_with(states: dict[str, str]) -> Sender:
+    """A sender whose snapshot holds one instance of `m.a` per worker id in `states`, in that state."""
     client = aioredis.Redis.from_url("redis://127.0.0.1:1")  # never connected: nothing is sent
     cache = SnapshotCache(client, ttl_s=5)
     cache.snapshot = Snapshot(variants={"m.a": VARIANT}, workers=WORKERS)
-    cache.serving = {"m.a": WORKERS}
-    replies = Replies(client, cache, "replies")
-    return Sender(redis=client, snapshot=cache, replies=replies, settings=Settings(dispatch="push"))
+    for worker_id, state in states.items():
+        cache.note_instance(worker_id, "m.a", state)
+    return Sender(
+        redis=client,
+        snapshot=cache,
+        replies=Replies(client, cache, "replies"),
+        settings=Settings(dispatch="push"),
+    )
+
+
+def _sender() -> Sender:
+    """Every worker with an active instance of `m.a`."""
+    return _sender_with({w.id: "active" for w in WORKERS})
 
 
 def test_idle_workers_take_queries_in_turn() -> None:
@@ -70,21 +81,6 @@ def test_streams_dispatch_has_no_target() -> None:
         settings=Settings(dispatch="streams"),
     )
     assert sender.target(DECISION) is None
-
-
-def _sender_with(states: dict[str, str]) -> Sender:
-    """A sender whose snapshot holds one instance of `m.a` per worker id in `states`, in that state."""
-    client = aioredis.Redis.from_url("redis://127.0.0.1:1")
-    cache = SnapshotCache(client, ttl_s=5)
-    cache.snapshot = Snapshot(variants={"m.a": VARIANT}, workers=WORKERS)
-    for worker_id, state in states.items():
-        cache.note_instance(worker_id, "m.a", state)
-    return Sender(
-        redis=client,
-        snapshot=cache,
-        replies=Replies(client, cache, "replies"),
-        settings=Settings(dispatch="push"),
-    )
 
 
 def test_a_query_queued_for_an_interfered_loading_or_overloaded_instance_is_pushed_to_it() -> None:
