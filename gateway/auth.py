@@ -10,7 +10,7 @@ from typing import Any
 
 from gateway.auth_headers import note_stale
 from gateway.limits import FailureLimiter, FailurePolicy
-from gateway.ttl_cache import TTLCache
+from gateway.ttl_cache import Source, TTLCache
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.errors import Forbidden, InfaasError, NotFound, TooManyRequests, Unauthorized
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
@@ -36,6 +36,8 @@ class Authenticator:
     ) -> None:
         self.registry = registry
         self.failures = FailureLimiter(FailurePolicy(failures_per_minute))
+        # One registry behind every cache: once a look-up finds it hung, no other waits for it.
+        registry_state = Source()
 
         def cache(kind: str, keep_warm_if: Callable[[Any], bool] = lambda _value: True) -> TTLCache[Any]:
             # Busy entries reload in the background after half their life, so a query never waits for
@@ -51,6 +53,7 @@ class Authenticator:
                 on_stale=lambda age_s: note_stale(kind, age_s),
                 keep_warm_s=keep_warm_s,
                 keep_warm_if=keep_warm_if,
+                source=registry_state,
             )
 
         # A key is kept warm only when known: an invented one would be re-verified for as long as it was

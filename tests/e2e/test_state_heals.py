@@ -218,6 +218,31 @@ def test_with_the_registry_down_known_keys_are_served_from_stale_data_and_unknow
     )
 
 
+def test_with_the_registry_hung_known_keys_are_served_from_stale_data_and_fresh_once_it_answers(
+    healing: Healing,
+) -> None:
+    """SIGSTOP: the registry's port still accepts connections, nothing answers. Every query is answered
+    (the key, app and model caches serve what the registry last confirmed) until it wakes."""
+    suite = healing.suite
+    wait_for(
+        lambda: "x-infaas-stale-auth" not in healing.query().headers, what="fresh auth first", timeout_s=10
+    )
+    os.kill(suite.procs["registry"].pid, signal.SIGSTOP)
+    try:
+
+        def stale_for_a_while() -> bool:
+            answer = healing.query()
+            assert answer.status_code == 200, answer.text
+            return float(answer.headers.get("x-infaas-stale-auth", 0)) >= 3  # well past the 1 s TTL
+
+        wait_for(stale_for_a_while, what="queries answered on stale auth data", timeout_s=30, every_s=0.2)
+    finally:
+        os.kill(suite.procs["registry"].pid, signal.SIGCONT)
+    wait_for(
+        lambda: "x-infaas-stale-auth" not in healing.query().headers, what="fresh auth again", timeout_s=15
+    )
+
+
 def test_every_401_challenges_for_a_bearer_key(healing: Healing) -> None:
     with httpx.Client(base_url=healing.running.url, timeout=30) as anonymous:
         for response in (

@@ -10,7 +10,7 @@ import pytest
 
 from gateway.auth import Authenticator
 from gateway.auth_headers import CHALLENGE, STALE_HEADER, headers_for
-from gateway.ttl_cache import TTLCache, stale_usable
+from gateway.ttl_cache import Source, TTLCache, stale_usable
 from infaas.core.errors import InfaasError, Unauthorized, Unavailable
 from infaas.schemas.api import Principal
 
@@ -198,6 +198,68 @@ async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_ans
     for _ in range(3):  # let the background reload finish
         await asyncio.sleep(0)
     assert await cache.get("k", hanging) == "fresh"
+
+
+async def test_once_a_look_up_finds_the_registry_hung_no_other_cache_waits_for_it(clock: Clock) -> None:
+    """The key, app and model caches read one registry: after the key's reload ran out its short wait,
+    the app's expired entry answers at once (its own wait is an hour here: waiting would hang the test)
+    and reloads in the background; once the registry answers again, look-ups wait for it as before."""
+    registry = Source()
+    keys: TTLCache[str] = TTLCache(
+        10.0, stale_max_s=300.0, serve_stale_on=unreachable, stale_wait_s=0.01, source=registry, clock=clock
+    )
+    apps: TTLCache[str] = TTLCache(
+        10.0, stale_max_s=300.0, serve_stale_on=unreachable, stale_wait_s=3600.0, source=registry, clock=clock
+    )
+    release, calls = asyncio.Event(), []
+
+    async def hanging() -> str:
+        calls.append(1)
+        await release.wait()
+        return "fresh"
+
+    async def first() -> str:
+        return "old"
+
+    assert await keys.get("k", first) == "old" and await apps.get("shop", first) == "old"
+    assert registry.hung_since is None
+    clock.now += 30.0
+    assert await keys.get("k", hanging) == "old"  # waited 0.01 s, then served stale
+    assert registry.hung_since == clock.now
+    assert await asyncio.wait_for(apps.get("shop", hanging), 5.0) == "old"
+    assert len(calls) == 2  # the app's reload went on in the background
+    release.set()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert registry.hung_since is None  # it answered
+    assert await apps.get("shop", first) == "fresh"
+
+
+async def test_a_load_that_fails_slowly_marks_its_source_hung_and_a_quick_failure_clears_it(
+    clock: Clock,
+) -> None:
+    """A read timeout is the registry hanging; a refused connection (or an error it answered) is the
+    registry answering, so the next look-up asks it again rather than serving stale unasked."""
+    cache: TTLCache[str] = TTLCache(10.0, stale_max_s=300.0, serve_stale_on=unreachable, clock=clock)
+
+    async def times_out() -> str:
+        clock.now += 5.0
+        raise Unavailable("registry is unreachable", service="registry", reason="ReadTimeout")
+
+    async def refused() -> str:
+        raise Unavailable("registry is unreachable", service="registry", reason="ConnectError")
+
+    with pytest.raises(Unavailable):
+        await cache.get("k", times_out)
+    assert cache.source.hung_since == clock.now
+    with pytest.raises(Unavailable):
+        await cache.get("k", refused)
+    assert cache.source.hung_since is None
+
+
+def test_the_authenticator_s_caches_share_one_registry() -> None:
+    auth = Authenticator(object(), ttl_s=10.0, failures_per_minute=100)  # type: ignore[arg-type]
+    assert auth.keys.source is auth.apps.source is auth.models.source is auth.pipelines.source
 
 
 class KeyRegistry:
