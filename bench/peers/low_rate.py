@@ -72,8 +72,10 @@ def rounds(
             if i < 0:
                 continue
             pooled[label] += r["latencies_ms"]
+            cpu_us = sum(r["server_cpu_s"].values()) / max(1, r["ok"]) * 1e6  # background included
             print(
-                f"  {ep.model} {label:20s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors "
+                f"  {ep.model} {label:20s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  "
+                f"server CPU {cpu_us:5.0f} µs/query  errors "
                 f"{r['errors'] or 0}  other load on the core {r['other_on_server_core']:.2f}"
                 + (f"  answered by {r['variants']}" if mine else ""),
                 flush=True,
