@@ -10,7 +10,8 @@ and then, per fault, sends `--rate` queries a second for `--seconds`, injecting 
 Faults (`--faults`, comma-separated, default all):
   executor      SIGKILL the executor that holds the model (the other one can serve it)
   registry      SIGKILL the registry
-  registry_down SIGSTOP the registry for 10 s (down, not dead: nothing restarts it), then SIGCONT
+  registry_down SIGSTOP the registry for `--down-s` (10 s; down, not dead: nothing restarts it), then
+                SIGCONT
   planner, profiler, jobs   SIGKILL that service
   gateway       SIGKILL the gateway (the one public port: queries fail until it is back)
   redis_blip    SIGSTOP Redis for 2 s (unreachable, data kept), then SIGCONT
@@ -75,6 +76,8 @@ class Outcome:
     failures: dict[str, int]
     time_to_full_service_s: float | None
     p99_ms_after_fault: float | None
+    p999_ms_after_fault: float | None = None
+    max_ms_after_fault: float | None = None
 
 
 class System:
@@ -214,13 +217,13 @@ async def load(system: System, rows: np.ndarray, args: argparse.Namespace, fault
             await asyncio.sleep(max(0.0, start + t - loop.time()))
             if not injected and t >= args.fault_at:
                 injected = True
-                tasks.append(asyncio.create_task(inject(system, fault)))
+                tasks.append(asyncio.create_task(inject(system, fault, args.down_s)))
             tasks.append(asyncio.create_task(one(t)))
         await asyncio.gather(*tasks)
     return summarize(fault, results, args.fault_at)
 
 
-async def inject(system: System, fault: str) -> None:
+async def inject(system: System, fault: str, down_s: float = 10.0) -> None:
     if fault == "executor":
         system.serving_executor().send_signal(signal.SIGKILL)
     elif fault in ("registry", "planner", "profiler", "jobs", "gateway"):
@@ -228,7 +231,7 @@ async def inject(system: System, fault: str) -> None:
     elif fault == "registry_down":
         registry = system.service("registry")
         registry.send_signal(signal.SIGSTOP)
-        await asyncio.sleep(10)
+        await asyncio.sleep(down_s)
         registry.send_signal(signal.SIGCONT)
     elif fault == "redis_blip":
         system.redis.send_signal(signal.SIGSTOP)
@@ -266,6 +269,8 @@ def summarize(fault: str, results: list[tuple[float, str, float]], fault_at: flo
         failures=failures,
         time_to_full_service_s=recovered,
         p99_ms_after_fault=round(float(np.percentile(after, 99)), 1) if after else None,
+        p999_ms_after_fault=round(float(np.percentile(after, 99.9)), 1) if after else None,
+        max_ms_after_fault=round(max(after), 1) if after else None,
     )
 
 
@@ -278,6 +283,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=40.0, help="queries a second")
     parser.add_argument("--seconds", type=float, default=20.0, help="load per fault")
     parser.add_argument("--fault-at", type=float, default=3.0, help="seconds into the load")
+    parser.add_argument("--down-s", type=float, default=10.0, help="how long registry_down stops it")
     parser.add_argument("--out", type=Path, help="write the outcomes as JSON here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="chaos-") as tmp:
