@@ -25,8 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
@@ -113,15 +111,9 @@ def main() -> None:
                     f"  {label:48s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors {r['errors'] or 0}",
                     flush=True,
                 )
-        alone = np.asarray(pooled[NONE])
         print(f"\nfastapi probe, {a.model} at {a.rate:g}/s, pooled over {a.rounds} rounds:")
         for label, lat in pooled.items():
-            x = np.asarray(lat)
-            cells = "  ".join(
-                f"p{q:g} {np.percentile(x, q):6.3f} ({np.percentile(x, q) / np.percentile(alone, q):.2f}×)"
-                for q in (50, 99, 99.9)
-            )
-            print(f"  {label:48s} n={len(x)}  {cells}")
+            print(f"  {label:48s} n={len(lat)}  {measure.against(lat, pooled[NONE], digits=3)}")
     finally:
         if probe is not None:
             probe.stop()

@@ -195,6 +195,15 @@ def latency_summary(lat: list[float], failed: int, *, any_sent: bool) -> dict[st
     }
 
 
+def against(latencies: list[float], reference: list[float], digits: int = 2) -> str:
+    """p50, p99 and p99.9 of `latencies` in ms, each with its ratio to the same percentile of `reference`."""
+    x, ref = np.asarray(latencies), np.asarray(reference)
+    return "  ".join(
+        f"p{q:g} {np.percentile(x, q):.{digits}f} ({np.percentile(x, q) / np.percentile(ref, q):.2f}×)"
+        for q in (50, 99, 99.9)
+    )
+
+
 def pooled(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     """One record for several runs at one rate (each with `latencies_ms`): percentiles over every
     answered query of all of them (at 20 q/s a 6 s round's p99 is its second-slowest query; three rounds

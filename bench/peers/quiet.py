@@ -22,8 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
@@ -113,14 +111,8 @@ def main() -> None:
                     flush=True,
                 )
         print(f"\n{a.model} at {rate:.0f}/s, {a.rounds} rounds of {ROUND_S:.0f} s:")
-        peer = np.asarray(pooled[a.peer])
         for label, got in pooled.items():
-            x = np.asarray(got)
-            cells = "  ".join(
-                f"p{q:g} {np.percentile(x, q):.2f} ms ({np.percentile(x, q) / np.percentile(peer, q):.2f}×)"
-                for q in (50, 99, 99.9)
-            )
-            print(f"  {label:8s} n={len(x)}  {cells}")
+            print(f"  {label:8s} n={len(got)}  {measure.against(got, pooled[a.peer])} ms")
     finally:
         for label, server in servers.items():
             if label in keys:

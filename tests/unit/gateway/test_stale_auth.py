@@ -164,6 +164,23 @@ def test_a_401_challenges_for_a_bearer_key_and_stale_answers_say_how_old() -> No
     assert headers_for(403, []) == []
 
 
+class Hangs:
+    """A registry that confirmed "old" and then hangs: each load it starts waits for `release`, then
+    answers "fresh"."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def old(self) -> str:
+        return "old"
+
+    async def hanging(self) -> str:
+        self.calls += 1
+        await self.release.wait()
+        return "fresh"
+
+
 async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_answer_is_kept(
     clock: Clock,
 ) -> None:
@@ -179,60 +196,41 @@ async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_ans
         stale_wait_s=0.01,
         clock=clock,
     )
-    release, calls = asyncio.Event(), []
-
-    async def hanging() -> str:
-        calls.append(1)
-        await release.wait()
-        return "fresh"
-
-    async def first() -> str:
-        return "old"
-
-    assert await cache.get("k", first) == "old"
+    registry = Hangs()
+    assert await cache.get("k", registry.old) == "old"
     clock.now += 30.0
-    assert await cache.get("k", hanging) == "old"  # after the short wait, not the registry's timeout
-    assert await cache.get("k", hanging) == "old"  # the reload under way is not waited for again
-    assert len(calls) == 1 and ages == [30.0, 30.0]
-    release.set()
+    assert await cache.get("k", registry.hanging) == "old"  # after the short wait, not its timeout
+    assert await cache.get("k", registry.hanging) == "old"  # the reload under way is not waited for
+    assert registry.calls == 1 and ages == [30.0, 30.0]
+    registry.release.set()
     for _ in range(3):  # let the background reload finish
         await asyncio.sleep(0)
-    assert await cache.get("k", hanging) == "fresh"
+    assert await cache.get("k", registry.hanging) == "fresh"
 
 
 async def test_once_a_look_up_finds_the_registry_hung_no_other_cache_waits_for_it(clock: Clock) -> None:
     """The key, app and model caches read one registry: after the key's reload ran out its short wait,
     the app's expired entry answers at once (its own wait is an hour here: waiting would hang the test)
     and reloads in the background; once the registry answers again, look-ups wait for it as before."""
-    registry = Source()
+    source, registry = Source(), Hangs()
     keys: TTLCache[str] = TTLCache(
-        10.0, stale_max_s=300.0, serve_stale_on=unreachable, stale_wait_s=0.01, source=registry, clock=clock
+        10.0, stale_max_s=300.0, serve_stale_on=unreachable, stale_wait_s=0.01, source=source, clock=clock
     )
     apps: TTLCache[str] = TTLCache(
-        10.0, stale_max_s=300.0, serve_stale_on=unreachable, stale_wait_s=3600.0, source=registry, clock=clock
+        10.0, stale_max_s=300.0, serve_stale_on=unreachable, stale_wait_s=3600.0, source=source, clock=clock
     )
-    release, calls = asyncio.Event(), []
-
-    async def hanging() -> str:
-        calls.append(1)
-        await release.wait()
-        return "fresh"
-
-    async def first() -> str:
-        return "old"
-
-    assert await keys.get("k", first) == "old" and await apps.get("shop", first) == "old"
-    assert registry.hung_since is None
+    assert await keys.get("k", registry.old) == "old" and await apps.get("shop", registry.old) == "old"
+    assert source.hung_since is None
     clock.now += 30.0
-    assert await keys.get("k", hanging) == "old"  # waited 0.01 s, then served stale
-    assert registry.hung_since == clock.now
-    assert await asyncio.wait_for(apps.get("shop", hanging), 5.0) == "old"
-    assert len(calls) == 2  # the app's reload went on in the background
-    release.set()
+    assert await keys.get("k", registry.hanging) == "old"  # waited 0.01 s, then served stale
+    assert source.hung_since == clock.now
+    assert await asyncio.wait_for(apps.get("shop", registry.hanging), 5.0) == "old"
+    assert registry.calls == 2  # the app's reload went on in the background
+    registry.release.set()
     for _ in range(3):
         await asyncio.sleep(0)
-    assert registry.hung_since is None  # it answered
-    assert await apps.get("shop", first) == "fresh"
+    assert source.hung_since is None  # it answered
+    assert await apps.get("shop", registry.old) == "fresh"
 
 
 async def test_a_load_that_fails_slowly_marks_its_source_hung_and_a_quick_failure_clears_it(
