@@ -22,8 +22,8 @@ waited for only `stale_wait_s` while a usable stale value exists; the reload goe
 Once one wait has run out, the source counts as hung (`Source`, shared by every cache that reads it) and
 no query waits for it again: an expired entry with a usable value answers at once and reloads in the
 background, until a load comes back from the source (an answer, or an error quicker than `stale_wait_s`).
-Without that, each of the gateway's caches (key, app, model) waited out its own `stale_wait_s` in turn,
-and again after every retry: 0.75 s added to one query in a few while the registry hung.
+Without it, each of the gateway's caches (key, app, model) would wait out its own `stale_wait_s` in
+turn, and again after every retry: 0.75 s added to one query in a few while the registry hangs.
 An error the source *answered* (an unknown key is a value here, not an error) replaces nothing.
 """
 
@@ -84,7 +84,7 @@ class TTLCache(Generic[V]):
         self.serve_stale_on = serve_stale_on
         self.on_stale = on_stale
         self.stale_wait_s = stale_wait_s
-        self.source = source or Source()
+        self.source = source if source is not None else Source()
         self.clock = clock
         self.keep_warm_s = keep_warm_s if refresh_after_s is not None else 0.0
         self.keep_warm_if = keep_warm_if
@@ -171,8 +171,9 @@ class TTLCache(Generic[V]):
                 if isinstance(exc, Exception):
                     # A failure that took longer than a query would wait is the source hanging (a read
                     # timeout); a quick one (refused, an error answered) is the source answering.
-                    if self.serve_stale_on(exc) and self.clock() - started >= self.stale_wait_s:
-                        self.source.hung(self.clock())
+                    now = self.clock()
+                    if self.serve_stale_on(exc) and now - started >= self.stale_wait_s:
+                        self.source.hung(now)
                     else:
                         self.source.answered()
                 future.set_exception(exc)
