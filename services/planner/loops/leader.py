@@ -4,6 +4,8 @@ one acts. The autoscalers share one lease (`LEADER_KEY`); the offline-jobs loop 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -40,11 +42,30 @@ class LeaderLock:
         self.owner = owner or uuid.uuid4().hex
         self.key = key
         self.held = False  # as of this process's last call: which command to try first
+        # The loops sharing a lease tick on the same beat (`infaas.core.beats`) and ask at once: the
+        # first one's round trip answers them all.
+        self._asking: asyncio.Future[bool] | None = None
 
     async def hold(self) -> bool:
         """True when this process holds the lease after the call (taking or renewing it). The holder tries
         to renew first and the others to take it first: either way one round trip per tick, where
-        every loop of the leader calls this every second."""
+        every loop of the leader calls this every second; callers that ask while an answer is on its
+        way share it."""
+        asking = self._asking
+        if asking is None:
+            asking = self._asking = asyncio.ensure_future(self._ask())
+            asking.add_done_callback(self._asked)
+        return await asyncio.shield(asking)
+
+    def _asked(self, asking: asyncio.Future[bool]) -> None:
+        if self._asking is asking:
+            self._asking = None
+        if not asking.cancelled():
+            # Marked retrieved: its callers re-raise a failure through the shield, but if every one of
+            # them was cancelled meanwhile, asyncio would log it as never retrieved.
+            asking.exception()
+
+    async def _ask(self) -> bool:
         if self.held:
             renewed: Any = await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms)
             if renewed:
@@ -56,6 +77,9 @@ class LeaderLock:
         return taken
 
     async def release(self) -> None:
+        if self._asking is not None:  # an answer on its way would set `held` after this
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._asking)
         self.held = False
         if await self.redis.get(self.key) == self.owner.encode():
             await self.redis.delete(self.key)

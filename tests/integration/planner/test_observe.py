@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import redis.asyncio as aioredis
 
 from infaas.data import store
@@ -32,6 +35,36 @@ async def test_exactly_one_planner_holds_the_lease_and_another_takes_over_when_i
         await b.release()
         assert await client.get(LEADER_KEY) is None
     finally:
+        await client.aclose()
+
+
+class Counting(aioredis.Redis):
+    """A real client that counts the commands it sends."""
+
+    sent: list[str]
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.sent.append(str(args[0]).upper())
+        return await super().execute_command(*args, **options)
+
+
+async def test_the_loops_sharing_a_lease_on_one_beat_renew_it_with_one_round_trip(redis_url: str) -> None:
+    client = Counting.from_url(redis_url)
+    client.sent = []
+    try:
+        lock = LeaderLock(client, lease_s=5.0, owner="beat")
+        assert await lock.hold()  # taken: SET NX
+        assert client.sent == ["SET"]
+        # The autoscaler, the pipeline tuner and failover wake on the same beat and ask at once.
+        assert await asyncio.gather(lock.hold(), lock.hold(), lock.hold()) == [True, True, True]
+        assert client.sent[1:] in (["EVAL"], ["EVALSHA"])
+        # One after the other, each asks Redis: a lease someone else took is seen at once.
+        await client.set(LEADER_KEY, "other", px=5000)
+        assert await asyncio.gather(lock.hold(), lock.hold()) == [False, False]
+        assert not await lock.hold()
+        assert await client.get(LEADER_KEY) == b"other"
+    finally:
+        await client.delete(LEADER_KEY)
         await client.aclose()
 
 
