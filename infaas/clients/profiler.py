@@ -32,6 +32,10 @@ def profile_queue(hardware: str) -> str:
     return f"profile.{hardware}"
 
 
+BROKER_WAIT_S = 5.0
+"""How long an idle Celery worker's BRPOP blocks before it asks again (kombu's `polling_interval`)."""
+
+
 def make_celery(broker_url: str) -> Celery:
     app = Celery("infaas", broker=broker_url)
     app.conf.update(
@@ -42,7 +46,12 @@ def make_celery(broker_url: str) -> Celery:
         broker_connection_retry_on_startup=True,
         task_serializer="json",
         accept_content=["json"],  # never unpickle what comes over the broker
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
+        # A worker's BRPOP waits this long for a task before asking again (a task ends it at once): the
+        # 1 s default woke an idle worker, and Redis, every second.
+        broker_transport_options={
+            "visibility_timeout": VISIBILITY_TIMEOUT_S,
+            "polling_interval": BROKER_WAIT_S,
+        },
     )
     return app
 

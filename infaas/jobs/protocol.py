@@ -32,6 +32,11 @@ _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
+BROKER_WAIT_S = 5.0
+"""How long an idle jobs worker's BRPOP blocks before it asks again (kombu's `polling_interval`; a
+chunk ends the wait at once): the 1 s default woke an idle worker, and Redis, every second."""
+
+
 def make_jobs_celery(broker_url: str, *, visibility_timeout_s: float = 300.0) -> Celery:
     app = Celery("infaas-jobs", broker=broker_url)
     app.conf.update(
@@ -45,7 +50,10 @@ def make_jobs_celery(broker_url: str, *, visibility_timeout_s: float = 300.0) ->
         task_default_queue=JOBS_QUEUE,
         # Chunks take seconds; a lost worker's message comes back after this. Postgres leases re-send
         # sooner anyway, and a chunk run twice is harmless (its completion is recorded once).
-        broker_transport_options={"visibility_timeout": visibility_timeout_s},
+        broker_transport_options={
+            "visibility_timeout": visibility_timeout_s,
+            "polling_interval": BROKER_WAIT_S,
+        },
     )
     return app
 

@@ -76,6 +76,8 @@ def run_worker(settings: Settings) -> None:
             settings.log_level.upper(),
             "--without-gossip",
             "--without-mingle",
+            # Nothing reads worker events: their heartbeat would only wake the worker and Redis.
+            "--without-heartbeat",
             "--hostname",
             f"jobs@{socket.gethostname()}:{os.getpid()}",
         ]

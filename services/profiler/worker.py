@@ -252,6 +252,8 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
             settings.log_level.upper(),
             "--without-gossip",
             "--without-mingle",
+            # Nothing reads worker events: their heartbeat would only wake the worker and Redis.
+            "--without-heartbeat",
             "--hostname",
             name,
         ]
