@@ -22,7 +22,6 @@ from markupsafe import Markup
 
 from gateway.ui import live
 from gateway.ui.svg import Series, timeseries
-from infaas.core.beats import until_beat
 from infaas.schemas.api import Worker
 
 log = logging.getLogger("infaas.gateway.ui")
@@ -205,7 +204,7 @@ class LoadSampler:
                 await self.sample()
             except Exception as exc:  # the registry or a worker away: a gap in the charts, said in the log
                 log.warning("load sample failed: %s", exc)
-            await asyncio.sleep(until_beat(self.interval_s))
+            await asyncio.sleep(self.interval_s)
 
     def start(self) -> None:
         if self.interval_s > 0 and self._task is None:

@@ -36,8 +36,6 @@ from typing import Literal
 
 import redis
 
-from infaas.core.beats import until_beat
-
 log = logging.getLogger("infaas.pulses")
 
 PULSE_LISTENERS = "infaas:pulse-listeners"
@@ -180,7 +178,7 @@ class PulseSender:
                 if not failing:
                     log.warning("reading the pulse listeners failed: %s", exc)
                 failing = True
-            self._stop.wait(until_beat(self.renew_s))
+            self._stop.wait(self.renew_s)
 
     def _send(self, state: PulseState) -> None:
         self._seq += 1
@@ -195,7 +193,7 @@ class PulseSender:
         while not self._stop.is_set():
             self._send("alive")
             self.sent += 1
-            self._stop.wait(until_beat(self.interval_s))
+            self._stop.wait(self.interval_s)
 
     def stop(self, *, leaving: bool = True) -> None:
         """Stop pulsing; with `leaving`, tell the watches this worker goes on purpose (no failure)."""

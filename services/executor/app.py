@@ -19,7 +19,6 @@ from pydantic import BaseModel, Field
 from infaas.clients.artifacts import artifact_store
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.aio import stop_tasks
-from infaas.core.beats import until_beat
 from infaas.core.config import Settings
 from infaas.core.errors import InfaasError, NotFound, Unavailable
 from infaas.data import store
@@ -248,7 +247,7 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
                     await beat(tick=True)
                 except Exception as exc:  # registry or Redis briefly away: keep trying
                     log.warning("heartbeat failed: %s", exc)
-                await asyncio.sleep(until_beat(settings.heartbeat_interval_s))
+                await asyncio.sleep(settings.heartbeat_interval_s)
 
         task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
         claims = asyncio.create_task(listen_failures(host), name="failure-notices")

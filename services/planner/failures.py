@@ -30,7 +30,6 @@ from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 
-from infaas.core.beats import until_beat
 from infaas.data import store
 from infaas.data.failures import (
     CLAIM_TTL_MS,
@@ -153,7 +152,7 @@ class FailureWatch:
 
     async def _keep_advertising(self) -> None:
         while True:
-            await asyncio.sleep(until_beat(LISTENER_RENEW_S))
+            await asyncio.sleep(LISTENER_RENEW_S)
             try:
                 await self._advertise()
             except Exception as exc:  # Redis away: senders keep the address for LISTENER_TTL_S

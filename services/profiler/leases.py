@@ -14,7 +14,6 @@ from types import TracebackType
 import redis
 
 from infaas.clients.profiler import ProfileLease, drop_lease, take_lease
-from infaas.core.beats import until_beat
 
 log = logging.getLogger("infaas.profiler")
 
@@ -57,7 +56,7 @@ class LeaseKeeper:
             log.warning("dropping the lease of model %s failed: %s", self.lease.model_id, error)
 
     def _renew_until_stopped(self) -> None:
-        while not self._stop.wait(until_beat(self.renew_s)):
+        while not self._stop.wait(self.renew_s):
             try:
                 holder = take_lease(self.redis, self.lease, ttl_s=self.ttl_s)
             except redis.RedisError as exc:  # Redis away: keep profiling, renew once it is back

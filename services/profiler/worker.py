@@ -31,7 +31,6 @@ from infaas.clients.profiler import (
     profile_queue,
 )
 from infaas.clients.registry import RegistryClient
-from infaas.core.beats import until_beat
 from infaas.core.config import Settings
 from infaas.core.errors import Conflict, NotFound
 from infaas.core.logs import configure_worker_logging
@@ -205,7 +204,7 @@ def _announce_forever(settings: Settings, name: str, kinds: list[str], stop: thr
             )
         except redis.RedisError as exc:
             log.warning("announcing profiler failed: %s", exc)
-        stop.wait(until_beat(PROFILER_TTL_S / 3))
+        stop.wait(PROFILER_TTL_S / 3)
     r.delete(store.profiler_key(name))
     r.zrem(store.PROFILERS, name)
 

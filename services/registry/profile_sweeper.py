@@ -18,7 +18,6 @@ import redis
 from sqlalchemy.orm import Session, sessionmaker
 
 from infaas.clients.profiler import live_leases
-from infaas.core.beats import until_beat
 from infaas.core.config import Settings
 from infaas.data.db import ModelRow
 from infaas.data.events import event_row
@@ -111,4 +110,4 @@ class ProfileSweeper:
                 await asyncio.to_thread(self.sweep)
             except Exception as exc:  # Redis or Postgres away for a moment: the next pass retries
                 log.warning("profile sweep failed: %s: %s", type(exc).__name__, exc)
-            await asyncio.sleep(until_beat(interval_s))
+            await asyncio.sleep(interval_s)

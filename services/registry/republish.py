@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import redis
 from sqlalchemy.orm import Session, sessionmaker
 
-from infaas.core.beats import until_beat
 from infaas.data import store
 from infaas.data.events import record_event
 from services.registry import parity_publish
@@ -81,7 +80,7 @@ def republish_if_lost(sessions: sessionmaker[Session], r: redis.Redis) -> Public
 async def keep_published(sessions: sessionmaker[Session], r: redis.Redis) -> None:
     """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking)."""
     while True:
-        await asyncio.sleep(until_beat(CHECK_EVERY_S))
+        await asyncio.sleep(CHECK_EVERY_S)
         check = asyncio.ensure_future(asyncio.to_thread(republish_if_lost, sessions, r))
         try:
             await asyncio.shield(check)

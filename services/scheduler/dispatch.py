@@ -17,7 +17,6 @@ import redis.asyncio as aioredis
 from infaas.clients.envelope import Answer, Query
 from infaas.clients.executor import ExecutorClient
 from infaas.core.aio import stop_tasks
-from infaas.core.beats import until_beat
 from infaas.core.config import Settings
 from infaas.core.errors import (
     DeadlineExceeded,
@@ -109,7 +108,7 @@ class Dispatcher:
         otherwise."""
         shown: set[str] = set()
         while True:
-            await asyncio.sleep(until_beat(every_s))
+            await asyncio.sleep(every_s)
             metrics.PENDING.set(len(self.replies.waiting))
             for vid in shown - self._rows_in_flight.keys():
                 metrics.QUEUED_ROWS.labels(vid).set(0)

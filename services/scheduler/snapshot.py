@@ -21,7 +21,6 @@ from dataclasses import replace
 import redis.asyncio as aioredis
 
 from infaas.core.aio import stop_tasks
-from infaas.core.beats import until_beat
 from infaas.data import failover_marks, store
 from infaas.policy.selection import USABLE_STATES, CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.schemas.variants import VariantProfile
@@ -208,7 +207,7 @@ class SnapshotCache:
     async def _poll(self) -> None:
         recheck_at = time.monotonic() + FAILOVER_RECHECK_S
         while True:
-            await asyncio.sleep(until_beat(self.interval_s))
+            await asyncio.sleep(self.interval_s)
             try:
                 await self.refresh_live()
             except Exception as exc:  # Redis briefly away: keep the last snapshot

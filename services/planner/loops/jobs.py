@@ -27,7 +27,6 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 
 from infaas.core.aio import stop_tasks
-from infaas.core.beats import until_beat
 from infaas.core.config import Settings
 from infaas.data import store
 from infaas.jobs.client import AsyncJobsClient
@@ -169,7 +168,7 @@ class JobsLoop:
                 raise
             except Exception as exc:  # registry or Redis briefly away: leases expire, nothing is lost
                 log.warning("jobs tick failed: %s", exc)
-            await asyncio.sleep(until_beat(self.settings.job_tick_s))
+            await asyncio.sleep(self.settings.job_tick_s)
 
 
 async def start_jobs_loop(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:

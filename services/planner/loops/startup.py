@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -14,7 +15,6 @@ from fastapi import FastAPI
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.aio import stop_tasks
-from infaas.core.beats import until_beat
 from infaas.core.config import Settings
 from infaas.data.db import make_engine
 from services.planner.event_log import EventLog
@@ -212,13 +212,13 @@ async def start_loops(app: FastAPI, settings: Settings) -> Callable[[], Awaitabl
 
 
 async def run_every(interval_s: float, step: Callable[[], Awaitable[object]], name: str) -> None:
-    """Call `step` now and then on every beat of `interval_s` (`infaas.core.beats`) forever; a failing
-    step is logged and the loop goes on."""
+    """Call `step` every `interval_s` forever; a failing step is logged and the loop goes on."""
     while True:
+        started = time.monotonic()
         try:
             await step()
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("%s tick failed", name)
-        await asyncio.sleep(until_beat(interval_s))
+        await asyncio.sleep(max(0.0, interval_s - (time.monotonic() - started)))
