@@ -93,9 +93,12 @@ class Failover:
 
     async def _view(self, *, without: str | None = None) -> View:
         now = self.clock()
-        variants = await self.reader.read(self.redis)
-        workers, instances = await store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s)
-        draining = frozenset(store.text(w) for w in await self.redis.smembers(DRAINING_KEY))
+        variants, (workers, instances), draining_ids = await asyncio.gather(  # one turn of round trips
+            self.reader.read(self.redis),
+            store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s),
+            self.redis.smembers(DRAINING_KEY),
+        )
+        draining = frozenset(store.text(w) for w in draining_ids)
         if without is not None:
             workers = tuple(w for w in workers if w.id != without)
             instances = tuple(i for i in instances if i.worker_id != without)

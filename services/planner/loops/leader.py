@@ -42,8 +42,8 @@ class LeaderLock:
         self.owner = owner or uuid.uuid4().hex
         self.key = key
         self.held = False  # as of this process's last call: which command to try first
-        # The loops sharing a lease tick on the same beat (`infaas.core.beats`) and ask at once: the
-        # first one's round trip answers them all.
+        # The loops sharing a lease start together and tick at the same interval, so they often ask
+        # at once: the first one's round trip answers them all.
         self._asking: asyncio.Future[bool] | None = None
 
     async def hold(self) -> bool:

@@ -48,14 +48,14 @@ class Counting(aioredis.Redis):
         return await super().execute_command(*args, **options)
 
 
-async def test_the_loops_sharing_a_lease_on_one_beat_renew_it_with_one_round_trip(redis_url: str) -> None:
+async def test_loops_that_ask_for_the_lease_at_once_share_one_round_trip(redis_url: str) -> None:
     client = Counting.from_url(redis_url)
     client.sent = []
     try:
         lock = LeaderLock(client, lease_s=5.0, owner="beat")
         assert await lock.hold()  # taken: SET NX
         assert client.sent == ["SET"]
-        # The autoscaler, the pipeline tuner and failover wake on the same beat and ask at once.
+        # The autoscaler, the pipeline tuner and failover tick together and ask at once.
         assert await asyncio.gather(lock.hold(), lock.hold(), lock.hold()) == [True, True, True]
         assert client.sent[1:] in (["EVAL"], ["EVALSHA"])
         # One after the other, each asks Redis: a lease someone else took is seen at once.
