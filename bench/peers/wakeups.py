@@ -9,6 +9,10 @@ or `NAME=VALUE` in the environment its processes read their settings from; `PYTH
 runs another build's code) is a whole system pinned to the server core with `--model` registered. The
 suites take turns, `--rounds` times: each one running alone (the others paused with SIGSTOP), settled
 for 3 s, then counted over `--seconds`.
+
+With `--busy` the same window is traced with `perf sched` on the server core (`busy.py`): the time the
+core spent in busy periods, how much of it in periods of 2, 5 and 10 ms or more, and who filled the long
+ones. That is what a query arriving at a random moment waits behind.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import busy  # noqa: E402
 import models as model_build  # noqa: E402
 from background import start_suites  # noqa: E402
 from infaas_side import pause  # noqa: E402
@@ -43,16 +48,23 @@ def switches(pid: int) -> int:
     return total
 
 
-def count(server: Server, seconds: float) -> tuple[dict[str, float], dict[str, float]]:
-    """Per process: wake-ups per second and CPU in ms per second over `seconds`."""
+def count(
+    server: Server, seconds: float, trace_core: int | None = None
+) -> tuple[dict[str, float], dict[str, float], busy.BusyPeriods | None]:
+    """Per process: wake-ups per second and CPU in ms per second over `seconds`; with `trace_core`,
+    that core's busy periods over the same window."""
     w0 = {name: switches(p.pid) for name, p in server.procs.items()}
     c0 = server.cpu_s()
-    time.sleep(seconds)
+    periods = None
+    if trace_core is None:
+        time.sleep(seconds)
+    else:
+        periods = busy.record(trace_core, seconds, {p.pid: name for name, p in server.procs.items()})
     w1 = {name: switches(p.pid) for name, p in server.procs.items()}
     c1 = server.cpu_s()
     wakes = {n: max(0.0, (w1[n] - w0[n]) / seconds) for n in w0}
     cpu = {n: (c1[n] - c0[n]) / seconds * 1000 for n in c0 if n in c1}
-    return wakes, cpu
+    return wakes, cpu, periods
 
 
 def main() -> None:
@@ -63,23 +75,30 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
+    p.add_argument("--busy", action="store_true", help="also trace the server core's busy periods (perf)")
     a = p.parse_args()
+    if a.busy and not busy.available():
+        p.error("--busy needs perf (linux-perf) and the right to trace the scheduler")
     specs = a.suite or ["default"]
     os.sched_setaffinity(0, {a.client_core})
     model_build.prepare(MODELS_DIR)
     suites = start_suites(specs, a.server_core, a.client_core, a.model)
-    totals: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = {s: [] for s in specs}
+    totals: dict[str, list[tuple[dict[str, float], dict[str, float], busy.BusyPeriods | None]]] = {
+        s: [] for s in specs
+    }
     try:
         for _ in range(a.rounds):
             for spec, server in suites.items():
                 pause(server, False)
                 time.sleep(SETTLE_S)
-                totals[spec].append(count(server, a.seconds))
+                totals[spec].append(count(server, a.seconds, a.server_core if a.busy else None))
                 pause(server, True)
-                wakes, cpu = totals[spec][-1]
+                wakes, cpu, periods = totals[spec][-1]
                 print(
                     f"  {spec:32s} wake-ups/s {sum(wakes.values()):5.0f}  CPU ms/s {sum(cpu.values()):5.1f}"
                 )
+                if periods is not None:
+                    print(f"  {'':32s} {periods.summary()}")
     finally:
         for server in suites.values():
             pause(server, False)
@@ -91,6 +110,22 @@ def main() -> None:
         cpu = {n: sum(r[1].get(n, 0.0) for r in rows) / len(rows) for n in names}
         print(f"  {spec}: wake-ups/s {sum(wakes.values()):.0f}, CPU ms/s {sum(cpu.values()):.1f}")
         print("    " + ", ".join(f"{n} {wakes[n]:.0f}/s {cpu[n]:.1f} ms" for n in names))
+        traced = [r[2] for r in rows if r[2] is not None]
+        if traced:
+            mean = {x: sum(t.long_ms_per_s(x) for t in traced) / len(traced) for x in busy.LONG_MS}
+            longest = max((max(t.lengths_ms, default=0.0) for t in traced), default=0.0)
+            busy_ms = sum(t.busy_ms_per_s() for t in traced) / len(traced)
+            long = " / ".join(f"{mean[x]:.1f}" for x in busy.LONG_MS)
+            print(
+                f"    server core busy {busy_ms:.1f} ms/s; in periods >= 2/5/10 ms: {long} ms/s;"
+                f" longest {longest:.1f} ms"
+            )
+            filled: dict[str, float] = {}
+            for t in traced:
+                for who, ms in t.in_long.items():
+                    filled[who] = filled.get(who, 0.0) + ms / len(traced)
+            top = sorted(filled.items(), key=lambda kv: -kv[1])[:8]
+            print("    CPU ms/s inside periods >= 5 ms: " + ", ".join(f"{w} {v:.1f}" for w, v in top))
 
 
 if __name__ == "__main__":

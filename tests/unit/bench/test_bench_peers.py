@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "peers"))
 
+import busy  # noqa: E402
 import measure  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
@@ -194,3 +195,29 @@ def test_ratios_compare_with_the_best_peer_in_each_direction() -> None:
     assert rows["p50 at the low rate (ms)"][3] == "0.50×"
     assert rows["highest rate with p99 ≤ SLO (q/s)"][2].endswith("(b)")
     assert rows["highest rate with p99 ≤ SLO (q/s)"][3] == "2.00×"
+
+
+TIMEHIST = """\
+           time    cpu  task name                       wait time  sch delay   run time
+                        [tid/pid]                          (msec)     (msec)     (msec)
+--------------- ------  ------------------------------  ---------  ---------  ---------
+    100.000000 [0000]  <idle>                              0.000      0.000      0.000
+    100.001000 [0000]  python[11/10]                       0.000      0.000      1.000
+    100.004000 [0000]  redis-server[20]                    0.000      0.000      3.000
+    100.006000 [0000]  python[12/10]                       0.000      0.000      2.000
+    100.500000 [0000]  <idle>                              0.000      0.000    494.000
+    100.500200 [0000]  kdamond.0[5]                        0.000      0.000      0.200
+    101.000000 [0000]  <idle>                              0.000      0.000    499.800
+    101.000500 [0000]  python[30/30]                       0.000      0.000      0.500
+"""
+
+
+def test_busy_periods_join_back_to_back_runs_and_name_who_filled_the_long_ones() -> None:
+    periods = busy.parse(TIMEHIST, {10: "planner", 20: "redis"})
+    # 100.000-100.006 is one period of 6 ms (three runs back to back), then two short ones.
+    assert sorted(round(x, 3) for x in periods.lengths_ms) == [0.2, 0.5, 6.0]
+    per_s = 3.0 / periods.seconds
+    assert periods.in_long == pytest.approx({"planner": per_s, "redis": per_s})
+    assert set(periods.overall) == {"planner", "redis", "kdamond.0", "python"}  # pid 30 is nobody's: its comm
+    assert periods.long_ms_per_s(5.0) == pytest.approx(6.0 / periods.seconds)
+    assert periods.long_ms_per_s(10.0) == 0.0
