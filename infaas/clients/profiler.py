@@ -12,6 +12,8 @@ import orjson
 import redis
 from celery import Celery
 
+from infaas.data.broker import celery_settings
+
 PROFILE_MODEL = "infaas.profile_model"
 PROFILE_VARIANTS = "infaas.profile_variants"
 TRAIN_PARITY = "infaas.train_parity"
@@ -32,27 +34,9 @@ def profile_queue(hardware: str) -> str:
     return f"profile.{hardware}"
 
 
-BROKER_WAIT_S = 5.0
-"""How long an idle Celery worker's BRPOP blocks before it asks again (kombu's `polling_interval`)."""
-
-
 def make_celery(broker_url: str) -> Celery:
     app = Celery("infaas", broker=broker_url)
-    app.conf.update(
-        task_acks_late=True,  # a worker that dies mid-profile leaves the task for another
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,  # profiling one model at a time keeps measurements honest
-        task_ignore_result=True,
-        broker_connection_retry_on_startup=True,
-        task_serializer="json",
-        accept_content=["json"],  # never unpickle what comes over the broker
-        # A worker's BRPOP waits this long for a task before asking again (a task ends it at once): the
-        # 1 s default woke an idle worker, and Redis, every second.
-        broker_transport_options={
-            "visibility_timeout": VISIBILITY_TIMEOUT_S,
-            "polling_interval": BROKER_WAIT_S,
-        },
-    )
+    app.conf.update(**celery_settings(visibility_timeout_s=VISIBILITY_TIMEOUT_S))
     return app
 
 

@@ -17,6 +17,7 @@ import orjson
 from celery import Celery
 
 from infaas.core.errors import InvalidInput
+from infaas.data.broker import celery_settings
 from infaas.wire.archives import check_npz_bounds
 from infaas.wire.tensors import Signature, check_array, validation_keys
 
@@ -32,28 +33,12 @@ _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 
 
-BROKER_WAIT_S = 5.0
-"""How long an idle jobs worker's BRPOP blocks before it asks again (kombu's `polling_interval`; a
-chunk ends the wait at once): the 1 s default woke an idle worker, and Redis, every second."""
-
-
 def make_jobs_celery(broker_url: str, *, visibility_timeout_s: float = 300.0) -> Celery:
     app = Celery("infaas-jobs", broker=broker_url)
+    # Chunks take seconds; a lost worker's message comes back after `visibility_timeout_s`. Postgres
+    # leases re-send sooner anyway, and a chunk run twice is harmless (its completion is recorded once).
     app.conf.update(
-        task_acks_late=True,  # a worker that dies mid-chunk leaves the message to be redelivered
-        task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,  # a prefetched chunk would sit idle behind the running one
-        task_ignore_result=True,
-        broker_connection_retry_on_startup=True,
-        task_serializer="json",
-        accept_content=["json"],  # never unpickle what comes over the broker
-        task_default_queue=JOBS_QUEUE,
-        # Chunks take seconds; a lost worker's message comes back after this. Postgres leases re-send
-        # sooner anyway, and a chunk run twice is harmless (its completion is recorded once).
-        broker_transport_options={
-            "visibility_timeout": visibility_timeout_s,
-            "polling_interval": BROKER_WAIT_S,
-        },
+        **celery_settings(visibility_timeout_s=visibility_timeout_s), task_default_queue=JOBS_QUEUE
     )
     return app
 
