@@ -93,7 +93,7 @@ class Failover:
 
     async def _view(self, *, without: str | None = None) -> View:
         now = self.clock()
-        variants, (workers, instances), draining_ids = await asyncio.gather(  # one turn of round trips
+        variants, (workers, instances), draining_ids = await asyncio.gather(  # two turns, not five
             self.reader.read(self.redis),
             store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s),
             self.redis.smembers(DRAINING_KEY),

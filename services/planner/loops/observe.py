@@ -210,7 +210,7 @@ async def observe(
     ages: InstanceAges | None = None,
 ) -> ClusterSnapshot:
     """Variants, live workers and instances, per-model load and SLOs, and the workers being drained.
-    The reads that do not depend on one another go out together: two turns of round trips, not six
+    The reads that do not depend on one another go out together: three turns of round trips, not eight
     one after the other (each is a wake-up of this process and of Redis, on the cores that serve)."""
     variants, (workers, instances), draining_ids = await asyncio.gather(
         (variants_from or store.VariantReader()).read(redis),
