@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -37,15 +36,11 @@ def main() -> None:
     p.add_argument("--rate", type=float, default=100.0)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--rounds", type=int, default=4)
-    p.add_argument("--server-core", type=int, default=0)
-    p.add_argument("--client-core", type=int, default=1)
     p.add_argument("--variant", help="pin the queries to <model>.<VARIANT>")
-    a = p.parse_args()
-    systems.stop_servers_on_sigterm()
+    a = systems.parse_pinned(p)
     name, sep, value = a.setting.partition("=")
     if not sep:
         p.error("the setting must be NAME=VALUE")
-    os.sched_setaffinity(0, {a.client_core})
     _, rows = model_build.prepare(MODELS_DIR)
     suites = start_ab(
         name, value, a.server_core, a.client_core, ROOT / "var" / "peers" / "ab", MODELS_DIR, [a.model]

@@ -20,7 +20,6 @@ its own workers as gone when it wakes. Printed first: each suite's idle CPU per 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -65,12 +64,8 @@ def main() -> None:
     p.add_argument("--rate", type=float, default=50.0)
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--rounds", type=int, default=6)
-    p.add_argument("--server-core", type=int, default=0)
-    p.add_argument("--client-core", type=int, default=1)
-    a = p.parse_args()
-    systems.stop_servers_on_sigterm()
+    a = systems.parse_pinned(p)
     specs = a.suite or ["default"]
-    os.sched_setaffinity(0, {a.client_core})
     _, rows = model_build.prepare(MODELS_DIR)
     logs = ROOT / "var" / "peers" / "background_logs"
     logs.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,6 @@ Prints percentiles of each part, then the slowest 2 % of queries part by part.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -39,12 +38,8 @@ def main() -> None:
     p.add_argument("--model", default="heavy", choices=list(model_build.SPECS))
     p.add_argument("--rate", type=float, help="queries per second (default: run.py's low rate)")
     p.add_argument("--seconds", type=float, default=60.0)
-    p.add_argument("--server-core", type=int, default=0)
-    p.add_argument("--client-core", type=int, default=1)
-    a = p.parse_args()
-    systems.stop_servers_on_sigterm()
+    a = systems.parse_pinned(p)
     rate = a.rate or LOW_RATE.get(a.model, 20.0)
-    os.sched_setaffinity(0, {a.client_core})
     _, rows = model_build.prepare(MODELS_DIR)
     server, key = start_infaas(
         a.server_core, a.client_core, ROOT / "var" / "peers" / "breakdown", MODELS_DIR, [a.model]

@@ -116,11 +116,7 @@ def main() -> None:
         help="also measure a second infaas suite with these settings (repeatable for several settings),\n"
         "e.g. INFAAS_EXECUTOR_MODE=embedded: each suite is paused while the other's rounds run",
     )
-    p.add_argument("--server-core", type=int, default=0)
-    p.add_argument("--client-core", type=int, default=1)
-    a = p.parse_args()
-    systems.stop_servers_on_sigterm()
-    os.sched_setaffinity(0, {a.client_core})
+    a = systems.parse_pinned(p)
     _, rows = model_build.prepare(MODELS_DIR)
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)

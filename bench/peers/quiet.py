@@ -16,7 +16,6 @@ failure. It bounds what removing the background could gain.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -42,11 +41,7 @@ def main() -> None:
     p.add_argument("--peer", default="fastapi", choices=list(systems.PEERS))
     p.add_argument("--model", default="tiny", choices=list(model_build.SPECS))
     p.add_argument("--rounds", type=int, default=6)
-    p.add_argument("--server-core", type=int, default=0)
-    p.add_argument("--client-core", type=int, default=1)
-    a = p.parse_args()
-    systems.stop_servers_on_sigterm()
-    os.sched_setaffinity(0, {a.client_core})
+    a = systems.parse_pinned(p)
     _, rows = model_build.prepare(MODELS_DIR)
     rate = LOW_RATE.get(a.model, 20.0)
     var = ROOT / "var" / "peers"

@@ -13,7 +13,6 @@ whatever expired in the gap, the second shows the warm path.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -36,11 +35,7 @@ def main() -> None:
     p.add_argument("--model", default="heavy", choices=list(model_build.SPECS))
     p.add_argument("--gaps", type=float, nargs="+", default=[3.0, 12.0], help="quiet seconds before a query")
     p.add_argument("--rounds", type=int, default=6, help="rounds per gap")
-    p.add_argument("--server-core", type=int, default=0)
-    p.add_argument("--client-core", type=int, default=1)
-    a = p.parse_args()
-    systems.stop_servers_on_sigterm()
-    os.sched_setaffinity(0, {a.client_core})
+    a = systems.parse_pinned(p)
     _, rows = model_build.prepare(MODELS_DIR)
     suites = start_ab(
         SETTING, "0", a.server_core, a.client_core, ROOT / "var" / "peers" / "sparse", MODELS_DIR, [a.model]

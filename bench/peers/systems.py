@@ -9,6 +9,7 @@ request (`loadgen.unique_value`), so that no answer can come from a cache.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -158,6 +159,17 @@ def stop_servers_on_sigterm() -> None:
         raise SystemExit(143)
 
     signal.signal(signal.SIGTERM, _exit)
+
+
+def parse_pinned(p: argparse.ArgumentParser) -> argparse.Namespace:
+    """Parse a script's arguments with `--server-core` and `--client-core` added, stop the servers it
+    starts on SIGTERM (`stop_servers_on_sigterm`) and pin the script itself to the client core."""
+    p.add_argument("--server-core", type=int, default=0)
+    p.add_argument("--client-core", type=int, default=1)
+    a = p.parse_args()
+    stop_servers_on_sigterm()
+    os.sched_setaffinity(0, {a.client_core})
+    return a
 
 
 def signal_all(procs: list[psutil.Process], paused: bool) -> None:
