@@ -102,10 +102,7 @@ def main() -> None:
                     if running is not None:
                         pause(running, True)
                 pooled.setdefault(label, []).extend(r["latencies_ms"])
-                print(
-                    f"  {label:48s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors {r['errors'] or 0}",
-                    flush=True,
-                )
+                print(f"  {label:48s} {measure.round_line(r)}", flush=True)
         print(f"\nfastapi probe, {a.model} at {a.rate:g}/s, pooled over {a.rounds} rounds:")
         for label, lat in pooled.items():
             print(f"  {label:48s} n={len(lat)}  {measure.against(lat, pooled[NONE], digits=3)}")

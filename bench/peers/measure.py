@@ -195,6 +195,11 @@ def latency_summary(lat: list[float], failed: int, *, any_sent: bool) -> dict[st
     }
 
 
+def round_line(r: dict[str, Any]) -> str:
+    """One round's p50 and p99 in ms and its errors, as the interleaving scripts print each round."""
+    return f"p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors {r['errors'] or 0}"
+
+
 def against(latencies: list[float], reference: list[float], digits: int = 2) -> str:
     """p50, p99 and p99.9 of `latencies` in ms, each with its ratio to the same percentile of `reference`."""
     x, ref = np.asarray(latencies), np.asarray(reference)

@@ -101,10 +101,7 @@ def main() -> None:
             for label in order if i % 2 == 0 else order[::-1]:
                 r = run(label, ROUND_S)
                 pooled[label] += r["latencies_ms"]
-                print(
-                    f"  {label:8s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors {r['errors'] or 0}",
-                    flush=True,
-                )
+                print(f"  {label:8s} {measure.round_line(r)}", flush=True)
         print(f"\n{a.model} at {rate:.0f}/s, {a.rounds} rounds of {ROUND_S:.0f} s:")
         for label, got in pooled.items():
             print(f"  {label:8s} n={len(got)}  {measure.against(got, pooled[a.peer])} ms")
