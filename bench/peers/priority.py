@@ -1,0 +1,140 @@
+"""Whether the OS scheduler can keep the suite's background out of a query's way at one model's low rate:
+one suite, its processes' CPU scheduling changed between rounds (interleaved, the order reversed every
+other round), against the peer alone:
+- `infaas`: the suite as `infaas run` starts it;
+- `infaas, background nice N`: every thread of the registry, planner, profiler, jobs worker and Redis at
+  nice N (the control plane and the commands it sends: no query waits on them in push dispatch);
+- `infaas, data plane slice S µs`: every thread of the gateway and executor at nice 0 with an EEVDF
+  slice of S µs (`sched_setattr`; a waking task with a shorter slice than the running one preempts it);
+- the peer alone (the suite paused, as in `low_rate.py`).
+
+    .venv/bin/python bench/peers/priority.py --peer fastapi --model tiny --rounds 6   # ~10 min, as root
+
+Renicing a thread back to 0 needs root (CAP_SYS_NICE). A diagnostic: what it finds decides whether
+`infaas run` should start its processes so, not a way to run them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import measure  # noqa: E402
+import models as model_build  # noqa: E402
+import systems  # noqa: E402
+from cpu_priority import set_slice  # noqa: E402
+from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas  # noqa: E402
+from run import LOW_RATE  # noqa: E402
+from systems import MODELS_DIR, ROOT  # noqa: E402
+
+from infaas.processes.suite import free_port  # noqa: E402
+
+BACKGROUND = ("registry", "planner", "profiler", "jobs", "redis")
+DATA_PLANE = ("gateway", "executor")
+ROUND_S = 20.0
+
+
+def threads(server: systems.Server, names: tuple[str, ...]) -> list[int]:
+    """Every thread of the suite's processes named `names` (a Celery worker's pool processes too)."""
+    out: list[int] = []
+    for name, proc in server.procs.items():
+        if name.split("-")[0] not in names:
+            continue
+        try:
+            for member in [proc, *proc.children(recursive=True)]:
+                out += [t.id for t in member.threads()]
+        except psutil.Error:
+            continue
+    return out
+
+
+def schedule(server: systems.Server, nice: int, slice_us: int) -> None:
+    """The background's threads at `nice`, the data plane's with a `slice_us` slice (0: the default)."""
+    for tid in threads(server, BACKGROUND):
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        except ProcessLookupError:
+            pass  # a thread that ended meanwhile
+    for tid in threads(server, DATA_PLANE):
+        set_slice(tid, slice_us * 1000, 0)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--peer", default="fastapi", choices=list(systems.PEERS))
+    p.add_argument("--model", default="tiny", choices=list(model_build.SPECS))
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--nice", type=int, default=10, help="the background's nice value in its condition")
+    p.add_argument("--slice-us", type=int, default=100, help="the data plane's slice in its condition")
+    a = systems.parse_pinned(p)
+    _, rows = model_build.prepare(MODELS_DIR)
+    rate = LOW_RATE.get(a.model, 20.0)
+    conditions = {
+        "infaas": (0, 0),
+        f"infaas, background nice {a.nice}": (a.nice, 0),
+        f"infaas, data plane slice {a.slice_us} µs": (0, a.slice_us),
+        "alone": (0, 0),
+    }
+    servers: dict[str, systems.Server] = {}
+    try:
+        with environment({"INFAAS_HEARTBEAT_TTL_S": PAUSABLE_HEARTBEAT_TTL_S}):
+            suite, key = start_infaas(
+                a.server_core, a.client_core, ROOT / "var" / "peers" / "priority", MODELS_DIR, [a.model]
+            )
+        servers["infaas"] = suite
+        logs = ROOT / "var" / "peers" / "priority_logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        peer = servers[a.peer] = systems.start_peer(
+            a.peer, free_port(), a.server_core, MODELS_DIR, [a.model], logs, free_port
+        )
+        ours = systems.endpoints("infaas", suite.port, [a.model], {"Authorization": f"Bearer {key}"})[0]
+        theirs = systems.endpoints(a.peer, peer.port, [a.model])[0]
+        systems.wait_ready([theirs], rows, 300, lambda: True)
+        peer.hold(True)
+        runner = measure.Runner(a.server_core, 64, 0.5, {})
+        pooled: dict[str, list[float]] = {label: [] for label in conditions}
+
+        def run(label: str, seconds: float) -> dict[str, Any]:
+            if label == "alone":
+                pause(suite, True)
+                peer.hold(False)
+                try:
+                    return runner.open_loop(theirs, peer, rows, rate, seconds, keep_latencies=True)
+                finally:
+                    peer.hold(True)
+                    pause(suite, False)
+                    time.sleep(1.0)  # the suite's catching up after the pause
+            schedule(suite, *conditions[label])
+            time.sleep(0.5)
+            return runner.open_loop(ours, suite, rows, rate, seconds, keep_latencies=True)
+
+        for label in conditions:  # warm, not recorded
+            run(label, 2.0)
+        order = list(conditions)
+        for i in range(a.rounds):
+            for label in order if i % 2 == 0 else order[::-1]:
+                r = run(label, ROUND_S)
+                pooled[label] += r["latencies_ms"]
+                print(f"  {label:34s} {measure.round_line(r)}", flush=True)
+        print(f"\n{a.model} at {rate:.0f}/s, {a.rounds} rounds of {ROUND_S:.0f} s, against {a.peer} alone:")
+        for label, got in pooled.items():
+            print(f"  {label:34s} n={len(got)}  {measure.against(got, pooled['alone'])} ms")
+    finally:
+        if "infaas" in servers:
+            schedule(servers["infaas"], 0, 0)
+            pause(servers["infaas"], False)
+        for server in servers.values():
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
