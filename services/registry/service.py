@@ -40,8 +40,6 @@ from services.registry import intake, parity, parity_publish, profile_attempts, 
 from services.registry import repository as repo
 from services.registry.profile_attempts import ProfileQueue
 
-SUPPORTED_TASKS = frozenset({"classification"})
-
 
 def hash_key(key: str) -> str:
     # Keys are 256-bit random tokens, so a fast hash is enough: there is nothing to brute-force.
