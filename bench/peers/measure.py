@@ -200,6 +200,24 @@ def round_line(r: dict[str, Any]) -> str:
     return f"p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors {r['errors'] or 0}"
 
 
+def interleaved(
+    run: Callable[[str, float], dict[str, Any]], labels: list[str], rounds: int, round_s: float
+) -> dict[str, list[float]]:
+    """Every condition once for 2 s (warm, not recorded), then `rounds` rounds of `round_s` each, the
+    order reversed every other round so that a noisy stretch of the host falls on each alike; prints
+    each round and returns every answered query's latency pooled by condition."""
+    width = max(8, *(len(label) for label in labels))
+    for label in labels:
+        run(label, 2.0)
+    pooled: dict[str, list[float]] = {label: [] for label in labels}
+    for i in range(rounds):
+        for label in labels if i % 2 == 0 else labels[::-1]:
+            r = run(label, round_s)
+            pooled[label] += r["latencies_ms"]
+            print(f"  {label:{width}s} {round_line(r)}", flush=True)
+    return pooled
+
+
 def against(latencies: list[float], reference: list[float], digits: int = 2) -> str:
     """p50, p99 and p99.9 of `latencies` in ms, each with its ratio to the same percentile of `reference`."""
     x, ref = np.asarray(latencies), np.asarray(reference)

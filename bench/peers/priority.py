@@ -101,7 +101,6 @@ def main() -> None:
         systems.wait_ready([theirs], rows, 300, lambda: True)
         peer.hold(True)
         runner = measure.Runner(a.server_core, 64, 0.5, {})
-        pooled: dict[str, list[float]] = {label: [] for label in conditions}
 
         def run(label: str, seconds: float) -> dict[str, Any]:
             if label == "alone":
@@ -117,14 +116,7 @@ def main() -> None:
             time.sleep(0.5)
             return runner.open_loop(ours, suite, rows, rate, seconds, keep_latencies=True)
 
-        for label in conditions:  # warm, not recorded
-            run(label, 2.0)
-        order = list(conditions)
-        for i in range(a.rounds):
-            for label in order if i % 2 == 0 else order[::-1]:
-                r = run(label, ROUND_S)
-                pooled[label] += r["latencies_ms"]
-                print(f"  {label:34s} {measure.round_line(r)}", flush=True)
+        pooled = measure.interleaved(run, list(conditions), a.rounds, ROUND_S)
         print(f"\n{a.model} at {rate:.0f}/s, {a.rounds} rounds of {ROUND_S:.0f} s, against {a.peer} alone:")
         for label, got in pooled.items():
             print(f"  {label:34s} n={len(got)}  {measure.against(got, pooled['alone'])} ms")

@@ -73,7 +73,6 @@ def main() -> None:
         systems.wait_ready([eps[a.peer]], rows, 300, lambda: True)
         servers[a.peer].hold(True)
         runner = measure.Runner(a.server_core, 64, 0.5, {})
-        pooled: dict[str, list[float]] = {label: [] for label in eps}
 
         def run(label: str, seconds: float) -> dict[str, Any]:
             server = servers[label]
@@ -94,14 +93,7 @@ def main() -> None:
                 else:
                     server.hold(True)
 
-        for label in eps:  # warm, not recorded
-            run(label, 2.0)
-        order = list(eps)
-        for i in range(a.rounds):
-            for label in order if i % 2 == 0 else order[::-1]:
-                r = run(label, ROUND_S)
-                pooled[label] += r["latencies_ms"]
-                print(f"  {label:8s} {measure.round_line(r)}", flush=True)
+        pooled = measure.interleaved(run, list(eps), a.rounds, ROUND_S)
         print(f"\n{a.model} at {rate:.0f}/s, {a.rounds} rounds of {ROUND_S:.0f} s:")
         for label, got in pooled.items():
             print(f"  {label:8s} n={len(got)}  {measure.against(got, pooled[a.peer])} ms")

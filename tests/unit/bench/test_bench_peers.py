@@ -221,3 +221,22 @@ def test_busy_periods_join_back_to_back_runs_and_name_who_filled_the_long_ones()
     assert set(periods.overall) == {"planner", "redis", "kdamond.0", "python"}  # pid 30 is nobody's: its comm
     assert periods.long_ms_per_s(5.0) == pytest.approx(6.0 / periods.seconds)
     assert periods.long_ms_per_s(10.0) == 0.0
+
+
+def test_interleaved_warms_each_condition_then_reverses_the_order_every_other_round(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    calls: list[tuple[str, float]] = []
+
+    def run(label: str, seconds: float) -> dict[str, object]:
+        calls.append((label, seconds))
+        n = len(calls)
+        return {"latencies_ms": [float(n)], "p50": n, "p99": n, "errors": 0}
+
+    pooled = measure.interleaved(run, ["a", "b", "c"], rounds=3, round_s=20.0)
+
+    assert calls[:3] == [("a", 2.0), ("b", 2.0), ("c", 2.0)]  # warm, not recorded
+    assert [label for label, _ in calls[3:]] == ["a", "b", "c", "c", "b", "a", "a", "b", "c"]
+    assert all(seconds == 20.0 for _, seconds in calls[3:])
+    assert pooled == {"a": [4.0, 9.0, 10.0], "b": [5.0, 8.0, 11.0], "c": [6.0, 7.0, 12.0]}
+    assert len(capsys.readouterr().out.splitlines()) == 9  # one line per recorded round
