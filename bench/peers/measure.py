@@ -200,6 +200,13 @@ def round_line(r: dict[str, Any]) -> str:
     return f"p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  errors {r['errors'] or 0}"
 
 
+def cpu_per_query(r: dict[str, Any], top: int = 3) -> str:
+    """The `top` processes by CPU over a round, each in µs of CPU per answered query (its background
+    included): whether a condition makes a process's work per query dearer."""
+    used = sorted(r.get("server_cpu_s", {}).items(), key=lambda kv: -kv[1])[:top]
+    return "CPU µs/query " + ", ".join(f"{name} {s / max(1, r['ok']) * 1e6:.0f}" for name, s in used)
+
+
 def interleaved(
     run: Callable[[str, float], dict[str, Any]], labels: list[str], rounds: int, round_s: float
 ) -> dict[str, list[float]]:
@@ -214,7 +221,7 @@ def interleaved(
         for label in labels if i % 2 == 0 else labels[::-1]:
             r = run(label, round_s)
             pooled[label] += r["latencies_ms"]
-            print(f"  {label:{width}s} {round_line(r)}", flush=True)
+            print(f"  {label:{width}s} {round_line(r)}  {cpu_per_query(r)}", flush=True)
     return pooled
 
 

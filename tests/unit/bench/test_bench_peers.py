@@ -231,7 +231,7 @@ def test_interleaved_warms_each_condition_then_reverses_the_order_every_other_ro
     def run(label: str, seconds: float) -> dict[str, object]:
         calls.append((label, seconds))
         n = len(calls)
-        return {"latencies_ms": [float(n)], "p50": n, "p99": n, "errors": 0}
+        return {"latencies_ms": [float(n)], "p50": n, "p99": n, "errors": 0, "ok": 1, "server_cpu_s": {}}
 
     pooled = measure.interleaved(run, ["a", "b", "c"], rounds=3, round_s=20.0)
 
@@ -240,3 +240,8 @@ def test_interleaved_warms_each_condition_then_reverses_the_order_every_other_ro
     assert all(seconds == 20.0 for _, seconds in calls[3:])
     assert pooled == {"a": [4.0, 9.0, 10.0], "b": [5.0, 8.0, 11.0], "c": [6.0, 7.0, 12.0]}
     assert len(capsys.readouterr().out.splitlines()) == 9  # one line per recorded round
+
+
+def test_cpu_per_query_names_the_busiest_processes_in_microseconds_per_answer() -> None:
+    r = {"ok": 50, "server_cpu_s": {"gateway": 0.05, "executor": 0.025, "planner": 0.01, "jobs": 0.001}}
+    assert measure.cpu_per_query(r) == "CPU µs/query gateway 1000, executor 500, planner 200"
