@@ -112,16 +112,23 @@ heartbeats, older than the default 5 s when it wakes, must not read as workers g
 only when a silent worker counts as gone; queries never wait on it.)"""
 
 
-def pause(server: Server, paused: bool, names: tuple[str, ...] | None = None) -> None:
-    """SIGSTOP (or SIGCONT) the suite's processes, or only those whose name starts with one of `names`:
-    the whole system stopped at once, so none of them sees another fall silent."""
+def members(server: Server, names: tuple[str, ...] | None = None) -> list[psutil.Process]:
+    """The suite's processes, or only those whose name starts with one of `names`, each with its
+    children (a Celery worker's pool processes)."""
+    out: list[psutil.Process] = []
     for name, proc in server.procs.items():
         if names is None or name.split("-")[0] in names:
             try:
-                family = [proc, *proc.children(recursive=True)]  # a Celery worker's pool processes
+                out += [proc, *proc.children(recursive=True)]
             except psutil.Error:
                 continue
-            signal_all(family, paused)
+    return out
+
+
+def pause(server: Server, paused: bool, names: tuple[str, ...] | None = None) -> None:
+    """SIGSTOP (or SIGCONT) the suite's processes, or only those whose name starts with one of `names`:
+    the whole system stopped at once, so none of them sees another fall silent."""
+    signal_all(members(server, names), paused)
 
 
 def register(url: str, admin: str, models_dir: Path, models: list[str], timeout_s: float = 900) -> str:

@@ -32,7 +32,7 @@ import measure  # noqa: E402
 import models as model_build  # noqa: E402
 import systems  # noqa: E402
 from cpu_priority import set_slice  # noqa: E402
-from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas  # noqa: E402
+from infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, members, pause, start_infaas  # noqa: E402
 from run import LOW_RATE  # noqa: E402
 from systems import MODELS_DIR, ROOT  # noqa: E402
 
@@ -46,14 +46,11 @@ ROUND_S = 20.0
 def threads(server: systems.Server, names: tuple[str, ...]) -> list[int]:
     """Every thread of the suite's processes named `names` (a Celery worker's pool processes too)."""
     out: list[int] = []
-    for name, proc in server.procs.items():
-        if name.split("-")[0] not in names:
-            continue
+    for member in members(server, names):
         try:
-            for member in [proc, *proc.children(recursive=True)]:
-                out += [t.id for t in member.threads()]
+            out += [t.id for t in member.threads()]
         except psutil.Error:
-            continue
+            continue  # a process that ended meanwhile
     return out
 
 
