@@ -189,7 +189,7 @@ def run_real(seconds: float, seed: int) -> list[Run]:
                     and v.precision == "fp32"
                 ]
                 pinned = max(b1, key=lambda v: v.threads)
-                for port in (settings.executor_port, settings.executor_port + 1):
+                for port in settings.executor_ports(2):
                     httpx.post(
                         f"http://127.0.0.1:{port}/v1/instances",
                         json={"variant": pinned.id},

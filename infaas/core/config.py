@@ -68,7 +68,8 @@ class Settings(BaseSettings):
     scheduler_port: int = 8082
     executor_port: int = 8083
     executors: int = 1
-    """How many CPU executor processes `infaas run` starts (ports executor_port, executor_port + 1, …)."""
+    """How many CPU executor processes `infaas run` starts (`executor_ports`: consecutive from
+    executor_port, stepping over the other services' ports)."""
 
     gpu_executors: int | None = None
     """How many CUDA executors `infaas run` starts after the CPU ones: one per GPU when unset (GPU i
@@ -416,6 +417,19 @@ class Settings(BaseSettings):
         if self.host not in ("0.0.0.0", "::", ""):
             return self.host
         return urlsplit(self.service_url("planner")).hostname or "127.0.0.1"
+
+    def executor_ports(self, count: int) -> list[int]:
+        """The ports of `infaas run`'s first `count` executors: executor_port, then the next ports up that
+        no other service of the suite is configured on (with the defaults, a second executor on 8084
+        would take the planner's port, and the planner would fail to start)."""
+        others = {self.port(s) for s in ("gateway", "registry", "scheduler", "planner", "profiler")}
+        ports = [self.executor_port]
+        candidate = self.executor_port + 1
+        while len(ports) < count:
+            if candidate not in others:
+                ports.append(candidate)
+            candidate += 1
+        return ports[:count]
 
     def port(self, service: str) -> int:
         ports = {

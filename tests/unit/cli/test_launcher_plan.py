@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from infaas.core.config import Settings
+from infaas.processes.suite import Suite
 from infaas.runtimes.hardware import GpuReading, Hardware
 from infaas_cli.launcher import describe_hardware, executor_plan, profiled_kinds
 
@@ -64,3 +65,19 @@ def test_what_was_started_is_said_with_the_reason_for_no_gpu(tmp_path: Path) -> 
         describe_hardware(NO_GPU, executor_plan(settings, NO_GPU))
         == "1 cpu executor(s); no cuda executor: no driver"
     )
+
+
+def test_executors_step_over_the_ports_of_the_other_services(tmp_path: Path) -> None:
+    # The defaults put the planner on 8084 and the profiler's metrics on 8085, right after the first
+    # executor's 8083: a second executor there would take the planner's port (a GPU machine's CUDA
+    # executor is a second executor), and the planner would fail to bind, again and again.
+    settings = Settings(var_dir=tmp_path)
+    assert settings.executor_ports(3) == [8083, 8086, 8087]
+    suite = Suite(settings=settings, log_dir=tmp_path)
+    planned = [
+        suite.port(name) for name in executor_plan(settings.model_copy(update={"executors": 3}), NO_GPU)
+    ]
+    others = {settings.port(s) for s in ("gateway", "registry", "scheduler", "planner", "profiler")}
+    assert planned == [8083, 8086, 8087] and not others & set(planned)
+    moved = Settings(var_dir=tmp_path, planner_port=9000, profiler_metrics_port=9001)
+    assert moved.executor_ports(2) == [8083, 8084]
