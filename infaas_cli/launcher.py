@@ -15,20 +15,33 @@ from typing import Any
 
 from infaas.clients.profiler import profile_queue
 from infaas.core.config import Settings
-from infaas.processes.suite import Suite, admin_key, internal_key
+from infaas.processes.suite import Suite, admin_key, internal_key, listenable
 from infaas.processes.supervisor import Supervisor
 from infaas.processes.supervisor import logger as supervisor_logger
 from infaas.runtimes.hardware import Hardware, detect_hardware
 
 
 def start_suite(settings: Settings) -> Suite:
-    """Migrate, then start every service and wait until each answers `/health`."""
+    """Check that the ports it will listen on are free, migrate, then start every service and wait
+    until each answers `/health`."""
     from infaas_cli.migrate import upgrade
 
     settings.var_dir.mkdir(parents=True, exist_ok=True)
     log_dir = settings.var_dir / "logs"
     log_dir.mkdir(exist_ok=True)
     suite = Suite(settings=settings, log_dir=log_dir)
+    hardware = detect_hardware()
+    executors = executor_plan(settings, hardware)
+    # An embedded scheduler runs inside the gateway process; only `remote` mode needs its own.
+    scheduler = ("scheduler",) if settings.scheduler_mode == "remote" else ()
+    held = ports_in_use(suite, ("gateway", "registry", *scheduler, *executors, "planner", "profiler"))
+    if held:
+        ports = f"{'port' if len(held) == 1 else 'ports'} {', '.join(held)}"
+        raise RuntimeError(
+            f"{ports} already in use on this host (another `infaas run`?): stop it, or give this suite "
+            "other ports (INFAAS_GATEWAY_PORT, INFAAS_REGISTRY_PORT, INFAAS_EXECUTOR_PORT, "
+            "INFAAS_PLANNER_PORT, INFAAS_PROFILER_METRICS_PORT, INFAAS_SCHEDULER_PORT)"
+        )
     try:
         if not settings.redis_url:
             settings.redis_url = suite.start_embedded_redis()
@@ -38,10 +51,6 @@ def start_suite(settings: Settings) -> Suite:
         upgrade(settings.resolved_database_url)
         suite.start("registry", ["serve", "registry"])
         suite.wait_healthy(("registry",))
-        hardware = detect_hardware()
-        executors = executor_plan(settings, hardware)
-        # An embedded scheduler runs inside the gateway process; only `remote` mode needs its own.
-        scheduler = ("scheduler",) if settings.scheduler_mode == "remote" else ()
         for name in scheduler:
             suite.start(name, ["serve", name])
         # `embedded`: the first CPU executor runs inside the gateway's process (Settings.executor_mode).
@@ -68,10 +77,23 @@ def start_suite(settings: Settings) -> Suite:
     return suite
 
 
+def ports_in_use(suite: Suite, names: tuple[str, ...]) -> list[str]:
+    """The ports of `names` that something on this host already listens on, each with its service: a
+    suite started over another one would find its own ports answered by the other's services."""
+    settings = suite.settings
+    held = []
+    for name in names:
+        host = settings.gateway_host if name == "gateway" else settings.host
+        port = suite.port(name)
+        if not listenable(host, port):
+            held.append(f"{port} ({name})")
+    return held
+
+
 def executor_plan(settings: Settings, hardware: Hardware) -> dict[str, dict[str, str]]:
-    """Executor processes by name (`executor`, `executor-2`, … on consecutive ports) with the hardware
-    each serves: `settings.executors` CPU executors, then one CUDA executor per GPU (or
-    `settings.gpu_executors`, GPUs taken in turn)."""
+    """Executor processes by name (`executor`, `executor-2`, …; their ports: `Settings.executor_ports`)
+    with the hardware each serves: `settings.executors` CPU executors, then one CUDA executor per GPU
+    (or `settings.gpu_executors`, GPUs taken in turn)."""
     cpu = {"INFAAS_EXECUTOR_HARDWARE": "cpu"}
     plan = [cpu] * settings.executors
     gpus = [g.index for g in hardware.gpus]

@@ -139,7 +139,11 @@ def run(demo: Annotated[bool, typer.Option(help="train and register the demo mod
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     typer.echo("starting infaas …")
-    suite = start_suite(settings)
+    try:
+        suite = start_suite(settings)
+    except RuntimeError as exc:  # what stopped it, for the operator: a port in use, a service that exited
+        typer.echo(f"infaas did not start: {exc}", err=True)
+        raise typer.Exit(1) from None
     url = f"http://127.0.0.1:{settings.gateway_port}"
     stop = threading.Event()
     # Supervised from here on: a service that exits is restarted (with back-off), during the demo's

@@ -44,6 +44,19 @@ def _bindable(port: int) -> bool:
     return True
 
 
+def listenable(host: str, port: int) -> bool:
+    """Whether a server could listen on `host`:`port` now. Bound as uvicorn binds (SO_REUSEADDR), so a
+    port whose closed connections linger in TIME_WAIT, as after a suite just stopped, counts as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port(*, consecutive: int = 1) -> int:
     """A port nothing listens on — the first of `consecutive` free ones — never the same twice in this
     process. Chosen below the kernel's ephemeral range: a port the kernel hands out (port 0) can be
