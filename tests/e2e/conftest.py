@@ -81,6 +81,12 @@ def _settings(var_dir: Path, **overrides: object) -> Settings:
         "profile_seconds_per_point": 0.05,
         "profile_min_iterations": 20,
         "max_request_bytes": 256 * 1024,
+        # These suites share a 2-vCPU host with the tests' own load: the demo models' sub-0.1 ms batches
+        # take 2.5x their profile whenever the host is busy, and an instance read `interfered` stays so
+        # while the dispatcher routes around it (no batch shows otherwise), so tests of other mechanisms
+        # failed on host noise. Interference is tested where its input is controlled:
+        # tests/unit/executor/test_instance_state.py and the planner's interference policy tests.
+        "interference_enter": 50.0,
         "executors": 2,
         **ports,
     }

@@ -40,10 +40,15 @@ def test_each_slo_miss_policy_is_applied_and_said(
     running: RunningSuite, shop_key: str, small_model: DemoModel
 ) -> None:
     row = np.load(small_model.validation_path)["x"][:1].tolist()
-    # 0.05 ms: the small MLP meets it by its profile (a few µs), the serving path (~1 ms) cannot.
-    miss = {"inputs": row, "latency_ms": 0.05}
-
     patch_app(running, slo_policy="error", cache=False)
+    # An SLO the small MLP meets by its profile (tens of µs, more on a busy host) and the serving path
+    # (~1 ms) cannot: just above the fastest profile, which a query below every profile is told.
+    unmet = query(running, shop_key, {"inputs": row, "latency_ms": 0.001})
+    assert unmet.status_code == 422, unmet.text
+    fastest = unmet.json()["error"]["closest"]["best_latency_ms"]
+    assert fastest < 0.3, fastest
+    miss = {"inputs": row, "latency_ms": round(fastest * 1.05 + 0.001, 4)}
+
     error = query(running, shop_key, miss)
     assert error.status_code == 504, error.text
     body = error.json()["error"]
