@@ -35,26 +35,24 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-def _bindable(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def listenable(host: str, port: int) -> bool:
-    """Whether a server could listen on `host`:`port` now. Bound as uvicorn binds (SO_REUSEADDR), so a
-    port whose closed connections linger in TIME_WAIT, as after a suite just stopped, counts as free."""
+def listenable(host: str, port: int, *, reuse: bool = True) -> bool:
+    """Whether a server could listen on `host`:`port` now. With `reuse`, bound as uvicorn binds
+    (SO_REUSEADDR), so a port whose closed connections linger in TIME_WAIT, as after a suite just
+    stopped, counts as free; without it, only a port nothing holds at all does."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
             return False
     return True
+
+
+def _unclaimed(ports: range) -> bool:
+    """Not handed out by `free_port` yet, and nothing holds any of them (not even in TIME_WAIT)."""
+    return not _HANDED_OUT.intersection(ports) and all(listenable("127.0.0.1", p, reuse=False) for p in ports)
 
 
 def free_port(*, consecutive: int = 1) -> int:
@@ -67,7 +65,7 @@ def free_port(*, consecutive: int = 1) -> int:
         for _ in range(1000):
             first = rng.randrange(10_000, low - consecutive)
             ports = range(first, first + consecutive)
-            if not _HANDED_OUT.intersection(ports) and all(_bindable(p) for p in ports):
+            if _unclaimed(ports):
                 _HANDED_OUT.update(ports)
                 return first
     while True:  # no room below the ephemeral range: ask the kernel
@@ -75,7 +73,7 @@ def free_port(*, consecutive: int = 1) -> int:
             s.bind(("127.0.0.1", 0))
             first = int(s.getsockname()[1])
         ports = range(first, first + consecutive)
-        if not _HANDED_OUT.intersection(ports) and all(_bindable(p) for p in ports):
+        if _unclaimed(ports):
             _HANDED_OUT.update(ports)
             return first
 
@@ -247,7 +245,8 @@ class Suite:
     def wait_healthy(self, services: tuple[str, ...], timeout_s: float = 60) -> None:
         deadline = time.monotonic() + timeout_s
         for name in services:
-            url = f"http://127.0.0.1:{self.port(name)}/health"
+            port = self.port(name)
+            url = f"http://127.0.0.1:{port}/health"
             expected = name.partition("-")[0]
             answered = None  # which service answered on the port, when it was not ours
             while True:
@@ -264,7 +263,7 @@ class Suite:
                 except httpx.HTTPError:
                     pass
                 if time.monotonic() > deadline:
-                    held = f"; port {self.port(name)} answers as {answered!r}" if answered else ""
+                    held = f"; port {port} answers as {answered!r}" if answered else ""
                     raise RuntimeError(f"{name} did not become healthy{held}; see {self.log_dir}/{name}.log")
                 time.sleep(0.1)
 
