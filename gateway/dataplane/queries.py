@@ -14,11 +14,12 @@ import orjson
 
 from infaas.clients.envelope import Query
 from infaas.core.errors import BadRequest, InvalidInput
+from infaas.core.tasks import check_stated, one_task
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import MAX_LATENCY_MS, AppInternal, ModelInternal
 from infaas.wire.tensors import Signature, check_array, coerce_batch
 
-_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant", "user"})
+_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant", "task", "user"})
 
 
 def from_json(
@@ -52,6 +53,7 @@ def from_json(
         asked,
         variant=variant,
         request_id=request_id,
+        task=data.get("task"),
     )
 
 
@@ -187,20 +189,29 @@ def build(
     *,
     variant: str | None,
     request_id: str,
+    task: object = None,
 ) -> Query:
     """The one builder of a query, for every transport. A named-model query (`model` given) takes its
-    model's signature; a model-less one (`model` None) the first of the app's live models' signatures
-    the inputs fit. Either way the app's defaults fill in the requirements the query leaves open (see
-    `_with_defaults`) and the app's settings travel with it, so the scheduler looks nothing up."""
+    model's signature and task; a model-less one (`model` None) the first of the app's live models'
+    signatures the inputs fit, and the task of the models with that signature: the stated `task`, or
+    the only one (`infaas.core.tasks.one_task`). Either way the app's defaults fill in the requirements
+    the query leaves open (see `_with_defaults`) and the app's settings travel with it, so the scheduler
+    looks nothing up."""
+    stated = check_stated(task)
     if model is not None:
+        if stated is not None and stated != model.task:
+            raise InvalidInput(f"model {model.name!r} is a {model.task} model", field="task", task=model.task)
         signature, key = signature_of(model.signature)
         req = _with_defaults(asked, app, pinned=variant is not None)
-        return _query("model", model.name, key, req, inputs(signature), request_id, app, variant)
+        return _query("model", model.name, key, req, inputs(signature), request_id, app, variant, model.task)
     first_error: InvalidInput | None = None
     seen: set[str] = set()
-    for m in app.models:
-        if m.status == "failed":
-            continue
+    live = [m for m in app.models if m.status != "failed"]
+    if stated is not None:
+        live = [m for m in live if m.task == stated]
+        if not live:
+            raise InvalidInput(f"app {app.name!r} has no {stated} model", app=app.name, field="task")
+    for m in live:
         signature, key = signature_of(m.signature)
         if key in seen:
             continue
@@ -210,8 +221,9 @@ def build(
         except InvalidInput as exc:
             first_error = first_error or exc
             continue
+        chosen = one_task(app.name, (x.task for x in live if signature_of(x.signature)[1] == key), stated)
         req = _with_defaults(asked, app, pinned=False)
-        return _query("app", app.name, key, req, tensors, request_id, app, None)
+        return _query("app", app.name, key, req, tensors, request_id, app, None, chosen)
     if first_error is None:
         raise InvalidInput(f"app {app.name!r} has no registered model to answer queries", app=app.name)
     raise first_error
@@ -239,6 +251,7 @@ def _query(
     request_id: str,
     app: AppInternal,
     variant: str | None,
+    task: str,
 ) -> Query:
     return Query(
         kind,
@@ -253,4 +266,5 @@ def _query(
         app.prefer,
         variant,
         app.default_output if app.slo_policy == "default" else None,
+        task,
     )

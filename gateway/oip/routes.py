@@ -53,7 +53,7 @@ _PLATFORMS = {
     "torchscript": "pytorch_libtorch",
     "torch_export": "pytorch_libtorch",
 }
-_QUERY_PARAMETERS = frozenset({"latency_ms", "min_accuracy", "max_cost", "variant"})
+_QUERY_PARAMETERS = frozenset({"latency_ms", "min_accuracy", "max_cost", "variant", "task"})
 # MLServer's clients tag requests with a codec hint; tensors are decoded by their datatype here.
 _IGNORED_PARAMETERS = frozenset({"content_type"})
 
@@ -284,6 +284,7 @@ async def infer(
         wanted,
         variant=variant,
         request_id=request_id(request),
+        task=req.parameters.get("task"),
     )
     answer = await state.scheduler.infer(query)
     return _response(m, req, answer, _output_specs(model, app, answer.model))

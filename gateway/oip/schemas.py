@@ -116,6 +116,11 @@ class InferenceRequestParameters(BaseModel):
         description="Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.",
     )
     variant: str | None = Field(None, description="Named-model queries only: run exactly this variant.")
+    task: Literal["classification", "regression"] | None = Field(
+        None,
+        description="Answer with a model of this task. Needed by a model-less query only where the app "
+        "has models of several tasks that take its inputs.",
+    )
     binary_data_output: bool | None = Field(None, description="Answer every output as binary data.")
 
 

@@ -29,7 +29,7 @@ async def submit_job(
         str,
         Form(
             description='JSON: {"app" | "model", "min_accuracy"?, "input_path"?, "output_path"?, '
-            '"chunk_rows"?} (see JobSubmit)'
+            '"chunk_rows"?, "task"?} (see JobSubmit)'
         ),
     ],
     input: Annotated[  # noqa: A002 - the form field's public name

@@ -50,6 +50,9 @@ class Query(NamedTuple):
     """A pinned variant (named-model queries only)."""
     default_output: dict[str, list[Any]] | None = None
     """The app's default output row under the `default` policy."""
+    task: str = "classification"
+    """The task of the models that may answer (`infaas.core.tasks`): a model-less query runs only the
+    app's models of this task; a named-model query's is its model's."""
 
     @property
     def rows(self) -> int:
@@ -72,6 +75,7 @@ class Query(NamedTuple):
             "prefer": self.prefer,
             "variant": self.variant,
             "default_output": self.default_output,
+            "task": self.task,
         }
         return encode_frame(header, self.tensors)
 
@@ -98,6 +102,7 @@ class Query(NamedTuple):
                 _one_of(header["prefer"], ("cost", "latency")),
                 header["variant"],
                 header["default_output"],
+                _text(header["task"]),
             )
         except KeyError as exc:
             raise BadRequest(f"query frame without {exc.args[0]!r}") from exc

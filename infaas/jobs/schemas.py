@@ -38,6 +38,11 @@ class JobSubmit(Strict):
     chunk_rows: int | None = Field(
         None, ge=1, description="Rows per chunk; default: about one second of the chosen variant's work."
     )
+    task: Literal["classification", "regression"] | None = Field(
+        None,
+        description="Run on a model of this task; needed by a model-less job only where the app has "
+        "models of several tasks that take its input (as for model-less queries).",
+    )
 
     @model_validator(mode="after")
     def _app_or_model(self) -> JobSubmit:

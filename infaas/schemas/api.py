@@ -409,6 +409,11 @@ class InferRequest(BaseModel):
     variant: str | None = Field(
         None, description="Named-model queries only: run exactly this variant (for benchmarks and tests)."
     )
+    task: Literal["classification", "regression"] | None = Field(
+        None,
+        description="Answer with a model of this task. Needed by a model-less query only where the app "
+        "has models of several tasks that take its inputs; a named-model query's is its model's.",
+    )
 
 
 class QueryLatency(BaseModel):

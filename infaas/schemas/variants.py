@@ -53,6 +53,8 @@ class VariantProfile:
     concurrency_ms: tuple[float, ...] = ()
     """Mean latency of one batch-1 request while 1, 2, … of them run at once on one instance (the
     profiler's concurrency points: SERF's μ_i = 1000 / concurrency_ms[i-1]); empty: not profiled."""
+    task: str = "classification"
+    """Its model's task (`infaas.core.tasks`): model-less queries are answered by models of one task."""
     parity_k: int = 0
     """0 for a variant of the model. k > 0: the hidden *parity model* of `model` for coding groups of k
     (ParM, `infaas.policy.parity`): published apart from the model's variants (`store.PARITY_VARIANTS`),

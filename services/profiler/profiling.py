@@ -57,6 +57,7 @@ def measure_session(
     artifact_bytes: int,
     inputs: dict[str, np.ndarray],
     labels: np.ndarray,
+    task: str = "classification",
     batch_sizes: Sequence[int],
     seconds_per_point: float,
     min_iterations: int,
@@ -80,7 +81,7 @@ def measure_session(
         load_times.append((time.perf_counter() - start) * 1000)
     assert model is not None
     try:
-        accuracy = measure_accuracy(model, inputs, labels)
+        accuracy = measure_accuracy(model, inputs, labels, task=task)
         peak = process.memory_info().rss
         latencies = []
         for batch in batch_sizes:
@@ -142,15 +143,45 @@ def measure_concurrency(
 
 
 def measure_accuracy(
-    model: Runtime, inputs: dict[str, np.ndarray], labels: np.ndarray, chunk: int = 64
+    model: Runtime,
+    inputs: dict[str, np.ndarray],
+    labels: np.ndarray,
+    *,
+    task: str = "classification",
+    chunk: int = 64,
 ) -> float:
-    """Top-1 accuracy of this very session on the validation set."""
+    """The accuracy of this very session on the validation set: top-1 for a classifier, R² clipped to
+    [0, 1] for a regression model (`r2_accuracy`)."""
     correct = 0
+    predictions: list[np.ndarray] = []
     for start in range(0, len(labels), chunk):
         out = model.run({n: x[start : start + chunk] for n, x in inputs.items()})
-        scores = next(iter(out.values()))
-        correct += int((scores.argmax(axis=1) == labels[start : start + chunk]).sum())
+        first = next(iter(out.values()))
+        if task == "regression":
+            predictions.append(first)
+        else:
+            correct += int((first.argmax(axis=1) == labels[start : start + chunk]).sum())
+    if task == "regression":
+        return r2_accuracy(np.concatenate(predictions), labels)
     return correct / len(labels)
+
+
+def r2_accuracy(predictions: np.ndarray, targets: np.ndarray) -> float:
+    """R² = 1 − SS_res/SS_tot over all targets (each target column about its own mean), clipped to
+    [0, 1] so that a regression model's accuracy reads like a classifier's: a 0..1 number, higher is
+    better, that `min_accuracy` bounds. A model worse than predicting the mean scores 0, as does one
+    whose predictions are not finite. Registration refuses constant targets (SS_tot = 0)."""
+    y = targets.astype(np.float64).reshape(len(targets), -1)
+    pred = predictions.astype(np.float64).reshape(len(targets), -1)
+    if pred.shape != y.shape:
+        raise ValueError(f"predictions of shape {list(predictions.shape)} for targets {list(targets.shape)}")
+    if not np.isfinite(pred).all():
+        return 0.0
+    ss_tot = float(((y - y.mean(axis=0)) ** 2).sum())
+    if ss_tot == 0.0:
+        raise ValueError("constant targets: R² is undefined")
+    ss_res = float(((y - pred) ** 2).sum())
+    return min(1.0, max(0.0, 1.0 - ss_res / ss_tot))
 
 
 def time_batch(

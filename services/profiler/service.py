@@ -267,6 +267,7 @@ def measure(
                 artifact_bytes=path.stat().st_size,
                 inputs=inputs,
                 labels=labels,
+                task=model.task,
                 batch_sizes=sizes,
                 seconds_per_point=settings.profile_seconds_per_point,
                 min_iterations=settings.profile_min_iterations,

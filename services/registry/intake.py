@@ -3,6 +3,12 @@
 ONNX files go through the ONNX checker; PyTorch archives (TorchScript, torch.export) are scanned without
 unpickling (`infaas.runtimes.pytorch_io`), loaded, and converted to ONNX where the exporter can. Every
 model is then run on two validation rows: a file that parses can still fail to run.
+
+What the labels `y` and the model's first output must be depends on the task (`infaas.core.tasks`):
+- classification: `y` is a 1-D integer array of class ids; the output is (batch, classes) scores.
+- regression: `y` is a finite numeric array of shape (rows,) or (rows, k), not constant over all its
+  targets (R² would be undefined); the output is (batch,) or (batch, k) with the same number of targets
+  per row, a 1-D `y` counting as one target (so (batch, 1) and (batch,) both fit it).
 """
 
 from __future__ import annotations
@@ -17,10 +23,11 @@ import numpy as np
 import onnx
 
 from infaas.core.errors import InvalidInput, InvalidModel
+from infaas.core.tasks import TASKS
 from infaas.runtimes.engines import OnnxRuntime
 from infaas.wire.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
 
-SUPPORTED_TASKS = frozenset({"classification"})
+SUPPORTED_TASKS = TASKS
 
 
 @dataclass(frozen=True)
@@ -39,11 +46,11 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
     if task not in SUPPORTED_TASKS:
         raise InvalidInput(f"task {task!r} is not supported; supported: {sorted(SUPPORTED_TASKS)}")
     if model_bytes[:2] == b"PK":
-        return _check_pytorch(model_bytes, validation_bytes)
+        return _check_pytorch(model_bytes, validation_bytes, task)
     model = load_onnx(model_bytes)
     signature = read_signature(model)
-    arrays = load_validation(validation_bytes, signature)
-    smoke_test(model, signature, arrays)
+    arrays = load_validation(validation_bytes, signature, task=task)
+    smoke_test(model, signature, arrays, task=task)
     return CheckedUpload(
         model_bytes=model_bytes,
         validation_bytes=validation_bytes,
@@ -55,7 +62,7 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
     )
 
 
-def _check_pytorch(model_bytes: bytes, validation_bytes: bytes) -> CheckedUpload:
+def _check_pytorch(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
     import torch
 
     from infaas.runtimes import pytorch_io, torch_archives
@@ -83,16 +90,13 @@ def _check_pytorch(model_bytes: bytes, validation_bytes: bytes) -> CheckedUpload
         reason = str(exc)[:300]
         raise InvalidModel("the PyTorch model does not run on the validation set", reason=reason) from exc
     if not isinstance(out, torch.Tensor):
-        raise InvalidModel("the PyTorch model must return one tensor of (batch, classes) scores")
+        raise InvalidModel("the PyTorch model must return one tensor (its scores or predictions)")
     signature = Signature(
         inputs=(TensorSpec("x", x.dtype.name, (None, *x.shape[1:])),),
         outputs=(TensorSpec("output", str(out.dtype).removeprefix("torch."), (None, *out.shape[1:])),),
     )
-    arrays = load_validation(validation_bytes, signature)
-    if out.ndim != 2 or out.shape[0] != 2:
-        raise InvalidModel(
-            "a classification model must output (batch, classes) scores", got_shape=list(out.shape)
-        )
+    arrays = load_validation(validation_bytes, signature, task=task)
+    check_output(tuple(out.shape), arrays["y"], task=task)
     try:
         onnx_bytes: bytes | None = pytorch_io.to_onnx(
             program,
@@ -153,8 +157,11 @@ def _finite(x: np.ndarray, name: str) -> np.ndarray:
     return x
 
 
-def load_validation(data: bytes, signature: Signature) -> dict[str, np.ndarray]:
-    """Read a validation `.npz` without ever unpickling, and check it against the signature."""
+def load_validation(
+    data: bytes, signature: Signature, *, task: str = "classification"
+) -> dict[str, np.ndarray]:
+    """Read a validation `.npz` without ever unpickling, and check it against the signature and the
+    labels against the task."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
@@ -181,14 +188,59 @@ def load_validation(data: bytes, signature: Signature) -> dict[str, np.ndarray]:
         with np.errstate(over="ignore"):  # an overflow becomes infinity, refused by _finite
             out[spec.name] = _finite(x.astype(spec.dtype, copy=False), name)
     y = out["y"]
-    if y.ndim != 1 or y.dtype.kind not in "iu":
+    if task == "regression":
+        _check_targets(y)
+    elif y.ndim != 1 or y.dtype.kind not in "iu":
         raise InvalidInput("validation labels 'y' must be a 1-D array of integer class ids")
     if len(y) == 0 or any(len(out[s.name]) != len(y) for s in signature.inputs):
         raise InvalidInput("validation inputs and labels must have the same, non-zero number of rows")
     return out
 
 
-def smoke_test(model: onnx.ModelProto, signature: Signature, arrays: dict[str, np.ndarray]) -> None:
+def _check_targets(y: np.ndarray) -> None:
+    """A regression model's validation targets: R² on them must be defined (module docstring)."""
+    if y.dtype.kind not in "fiu" or y.ndim not in (1, 2) or (y.ndim == 2 and y.shape[1] == 0):
+        raise InvalidInput(
+            "validation targets 'y' of a regression model must be a numeric array of shape (rows,) "
+            "or (rows, k)",
+            got_shape=list(y.shape),
+            got_dtype=y.dtype.name,
+        )
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise InvalidInput("validation targets 'y' must be finite")
+    values = y.astype(np.float64)
+    if len(values) == 0 or not np.any(values != values[0]):
+        raise InvalidInput(
+            "validation targets 'y' are constant: R², a regression model's accuracy, is undefined"
+        )
+
+
+def targets_per_row(shape: tuple[int, ...]) -> int | None:
+    """Targets per row of a regression output or of `y`: 1 for (rows,), k for (rows, k), else None."""
+    if len(shape) == 1:
+        return 1
+    return shape[1] if len(shape) == 2 else None
+
+
+def check_output(shape: tuple[int, ...], y: np.ndarray, *, task: str) -> None:
+    """The first output's shape on two validation rows, against the task and the labels."""
+    if task == "regression":
+        if shape[:1] != (2,) or targets_per_row(shape) != targets_per_row(y.shape):
+            raise InvalidModel(
+                "a regression model must output (batch,) or (batch, k) predictions, k the targets per "
+                "row of the validation 'y'",
+                got_shape=list(shape),
+                targets_shape=list(y.shape),
+            )
+    elif len(shape) != 2 or shape[0] != 2:
+        raise InvalidModel(
+            "a classification model must output (batch, classes) scores", got_shape=list(shape)
+        )
+
+
+def smoke_test(
+    model: onnx.ModelProto, signature: Signature, arrays: dict[str, np.ndarray], *, task: str
+) -> None:
     """Run the model on two validation rows: a graph the checker accepts can still fail to run."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "model.onnx"
@@ -201,8 +253,4 @@ def smoke_test(model: onnx.ModelProto, signature: Signature, arrays: dict[str, n
             raise InvalidModel("the model does not run on the validation set", reason=str(exc)[:300]) from exc
         finally:
             runtime.unload()
-    first = next(iter(outputs.values()))
-    if first.ndim != 2 or first.shape[0] != 2:
-        raise InvalidModel(
-            "a classification model must output (batch, classes) scores", got_shape=list(first.shape)
-        )
+    check_output(next(iter(outputs.values())).shape, arrays["y"], task=task)

@@ -146,6 +146,7 @@ def create(session: Session, principal: Principal, spec: PipelineCreate) -> Pipe
         # The name is also the pipeline's model name under the Open Inference Protocol.
         raise Conflict(f"{spec.name!r} already names a model or an app", pipeline=spec.name)
     signatures: dict[str, dict[str, Any]] = {}
+    tasks: dict[str, str] = {}
     for stage in spec.stages:
         model = repo.model_by_name(session, stage.model)
         if model is None or model.app_id != app.id:
@@ -155,7 +156,9 @@ def create(session: Session, principal: Principal, spec: PipelineCreate) -> Pipe
                 model=stage.model,
             )
         signatures[stage.model] = model.signature
+        tasks[stage.name] = model.task
     order = check_graph(spec, signatures)
+    _check_branches(spec, tasks)
     row = PipelineRow(
         name=spec.name,
         app_id=app.id,
@@ -174,6 +177,19 @@ def create(session: Session, principal: Principal, spec: PipelineCreate) -> Pipe
         session.rollback()
         raise Conflict(f"pipeline {spec.name!r} already exists", pipeline=spec.name) from exc
     return row
+
+
+def _check_branches(spec: PipelineCreate, tasks: dict[str, str]) -> None:
+    """A branch (`when`) takes the rows whose predicted class (the argmax of the scores) it lists: only a
+    classifier's output has classes; a 422 for a branch on another task's stage (`tasks`: stage → task)."""
+    for edge in spec.edges:
+        task = tasks[edge.source]
+        if edge.when is not None and task != "classification":
+            raise InvalidInput(
+                f"edge {edge.source} -> {edge.target}: a branch on predicted classes needs a "
+                f"classification stage; {edge.source!r} is a {task} model",
+                edge=[edge.source, edge.target],
+            )
 
 
 def _by_name(session: Session, name: str) -> PipelineRow | None:

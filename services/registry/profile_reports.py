@@ -150,6 +150,7 @@ def to_profile(v: VariantRow, model: ModelRow, app: AppRow) -> VariantProfile:
         input_names=tuple(s.name for s in signature.inputs),
         output_names=tuple(s.name for s in signature.outputs),
         reference_accuracy=model.reference_accuracy,
+        task=model.task,
         concurrency_ms=tuple(
             mean_latencies([ConcurrencyPoint.model_validate(p) for p in v.interference or []])
         ),

@@ -143,7 +143,8 @@ class Dispatcher:
                     )
                 return index
             return found
-        return self.snapshot.by_app_signature.get((query.target, query.signature), CandidateIndex(()))
+        key = (query.target, query.signature, query.task)
+        return self.snapshot.by_app_signature.get(key, CandidateIndex(()))
 
     def saturated(self) -> frozenset[str]:
         """Variants whose queued work (rows in flight from this scheduler) exceeds `queue_limit_s` of
@@ -163,7 +164,7 @@ class Dispatcher:
         try:
             result = await self._infer(query)
         except (Overloaded, TooManyRequests, Unavailable, DeadlineExceeded) as exc:
-            candidates = self.snapshot.by_app_signature.get((query.target, query.signature))
+            candidates = self.snapshot.by_app_signature.get((query.target, query.signature, query.task))
             self.demand.failed(query, candidates, late=isinstance(exc, DeadlineExceeded))
             raise
         self.demand.answered(query, result)

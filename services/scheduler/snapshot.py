@@ -51,7 +51,9 @@ class SnapshotCache:
         self.clock = clock
         self.snapshot = Snapshot()
         self.by_model: dict[str, CandidateIndex] = {}
-        self.by_app_signature: dict[tuple[str, str], CandidateIndex] = {}
+        self.by_app_signature: dict[tuple[str, str, str], CandidateIndex] = {}
+        """Per (app, input signature key, task), the variants a model-less query may run: an app's
+        classifier and regression model with the same inputs never answer each other's queries."""
         self._pinned: dict[str, CandidateIndex] = {}
         self.parity: dict[str, VariantProfile] = {}
         """Per model, its published parity model (hidden from selection; services/scheduler/parity.py)."""
@@ -78,10 +80,10 @@ class SnapshotCache:
             log.warning("the metadata store lost the registry's publication; keeping the known variants")
             variants = {**self.snapshot.variants, **variants}
         by_model: dict[str, list[VariantProfile]] = {}
-        by_app: dict[tuple[str, str], list[VariantProfile]] = {}
+        by_app: dict[tuple[str, str, str], list[VariantProfile]] = {}
         for v in variants.values():
             by_model.setdefault(v.model, []).append(v)
-            by_app.setdefault((v.app, v.signature_key), []).append(v)
+            by_app.setdefault((v.app, v.signature_key, v.task), []).append(v)
         # Candidate arrays are built here, once per change, so a query decides without building anything.
         self.by_model = {k: CandidateIndex(v) for k, v in by_model.items()}
         self.by_app_signature = {k: CandidateIndex(v) for k, v in by_app.items()}

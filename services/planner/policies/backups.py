@@ -83,6 +83,11 @@ def eligible(v: VariantProfile, terms: AppTerms) -> bool:
     return terms.slo_ms is None or v.latency_ms(1) <= terms.slo_ms
 
 
+def _task_tag(task: str) -> str:
+    """A family's name past its signature: the task, where it is not the default one."""
+    return "" if task == "classification" else f"[{task}]"
+
+
 def families(
     variants: Iterable[VariantProfile],
     instances: Iterable[InstanceView],
@@ -91,21 +96,22 @@ def families(
     *,
     backups: Iterable[tuple[str, str]] = (),
 ) -> list[Family]:
-    """One `Family` per app (per app and input signature when it has several), with the workers of its
+    """One `Family` per app (per app, input signature and task when it has several), with the workers of its
     primaries: those hosting its usable instances, the `backups` ((variant, worker)) left out."""
     spare = set(backups)
-    groups: dict[tuple[str, str], list[VariantProfile]] = {}
+    # Models of another task take the same inputs but answer other queries (infaas.core.tasks).
+    groups: dict[tuple[str, str, str], list[VariantProfile]] = {}
     for v in variants:
-        groups.setdefault((v.app, v.signature_key), []).append(v)
+        groups.setdefault((v.app, v.signature_key, v.task), []).append(v)
     signatures: dict[str, int] = {}
-    for app, _ in groups:
+    for app, _, _ in groups:
         signatures[app] = signatures.get(app, 0) + 1
     hosts: dict[str, set[str]] = {}
     for i in instances:
         if i.state in USABLE_STATES and (i.variant_id, i.worker_id) not in spare:
             hosts.setdefault(i.variant_id, set()).add(i.worker_id)
     out = []
-    for (app, signature), vs in sorted(groups.items()):
+    for (app, signature, task), vs in sorted(groups.items()):
         app_terms = terms.get(app, AppTerms())
         ok = sorted((v for v in vs if eligible(v, app_terms)), key=lambda v: v.id)
         # Selection routes to a dominated variant only when no undominated one meets the query, loaded
@@ -113,7 +119,7 @@ def families(
         undominated = [v for v in ok if not v.dominated]
         out.append(
             Family(
-                app=app if signatures[app] == 1 else f"{app}[{signature}]",
+                app=app if signatures[app] == 1 else f"{app}[{signature}]" + _task_tag(task),
                 critical=app_terms.critical,
                 variants=tuple(undominated or ok),
                 primaries=frozenset(w for v in vs for w in hosts.get(v.id, ())),

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from infaas.core.config import Settings
 from infaas.core.errors import Conflict, InvalidInput, NotFound, RequirementsUnmet
+from infaas.core.tasks import one_task
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore
 from infaas.data.db import AppRow, JobChunkRow, JobRow, ModelRow
@@ -58,7 +59,10 @@ def submit(
     if parsed is None or model is None:
         assert first_error is not None
         raise first_error
-    fitting = [m for m in models if m.signature == model.signature]
+    # As a model-less query: the models of one task only (infaas.core.tasks).
+    same_inputs = [m for m in models if m.signature == model.signature]
+    task = one_task(app.name, (m.task for m in same_inputs), body.task)
+    fitting = [m for m in same_inputs if m.task == task]
     min_accuracy = body.min_accuracy if body.min_accuracy is not None else app.default_min_accuracy
     # As for queries (gateway/dataplane/queries.py): a job that states no accuracy runs only on variants
     # as accurate as the registered model, unless the app allows lossy ones.
@@ -154,12 +158,17 @@ def _candidate_models(
             raise Conflict(
                 f"model {model.name!r} is {model.status}, not ready", model=model.name, status=model.status
             )
+        if body.task is not None and body.task != model.task:
+            raise InvalidInput(f"model {model.name!r} is a {model.task} model", field="task", task=model.task)
         return [model], app
     assert body.app is not None
     app = service.app_for(session, principal, body.app)
-    ready = [m for m in repo.models(session, app_id=app.id) if m.status == "ready"]
+    ready = [
+        m for m in repo.models(session, app_id=app.id) if m.status == "ready" and body.task in (None, m.task)
+    ]
     if not ready:
-        raise RequirementsUnmet(f"app {app.name!r} has no ready model", app=app.name)
+        which = f"{body.task} model" if body.task else "model"
+        raise RequirementsUnmet(f"app {app.name!r} has no ready {which}", app=app.name)
     return ready, app
 
 

@@ -128,7 +128,7 @@ def test_requirements_refuse_numbers_that_are_not_finite(fields: dict[str, Any],
 def test_parse_body_unknown_fields_lists_the_allowed_ones() -> None:
     with pytest.raises(InvalidInput, match="extra") as info:
         parse_body(orjson.dumps({"inputs": [], "extra": 1}))
-    allowed = ["inputs", "latency_ms", "max_cost", "min_accuracy", "user", "variant"]
+    allowed = ["inputs", "latency_ms", "max_cost", "min_accuracy", "task", "user", "variant"]
     assert info.value.details["allowed"] == allowed
 
 

@@ -48,10 +48,12 @@ from .head_report import HeadReport
 from .http_validation_error import HTTPValidationError
 from .infer_request import InferRequest
 from .infer_request_inputs_type_1 import InferRequestInputsType1
+from .infer_request_task_type_0 import InferRequestTaskType0
 from .infer_response import InferResponse
 from .infer_response_outputs import InferResponseOutputs
 from .inference_request import InferenceRequest
 from .inference_request_parameters import InferenceRequestParameters
+from .inference_request_parameters_task_type_0 import InferenceRequestParametersTaskType0
 from .inference_response import InferenceResponse
 from .inference_response_parameters import InferenceResponseParameters
 from .job import Job
@@ -160,10 +162,12 @@ __all__ = (
     "HTTPValidationError",
     "InferenceRequest",
     "InferenceRequestParameters",
+    "InferenceRequestParametersTaskType0",
     "InferenceResponse",
     "InferenceResponseParameters",
     "InferRequest",
     "InferRequestInputsType1",
+    "InferRequestTaskType0",
     "InferResponse",
     "InferResponseOutputs",
     "Job",

@@ -26,8 +26,8 @@ T = TypeVar("T", bound="BodySubmitJob")
 class BodySubmitJob:
     """ 
         Attributes:
-            metadata (str): JSON: {"app" | "model", "min_accuracy"?, "input_path"?, "output_path"?, "chunk_rows"?} (see
-                JobSubmit)
+            metadata (str): JSON: {"app" | "model", "min_accuracy"?, "input_path"?, "output_path"?, "chunk_rows"?, "task"?}
+                (see JobSubmit)
             input_ (None | str | Unset): The input rows: .npy, or .npz with `x` (or one array per input)
      """
 

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.infer_request_task_type_0 import InferRequestTaskType0
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -31,6 +32,8 @@ class InferRequest:
             latency_ms (float | None | Unset): Latency SLO for this query.
             max_cost (float | None | Unset): Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.
             min_accuracy (float | None | Unset): Lowest acceptable accuracy.
+            task (InferRequestTaskType0 | None | Unset): Answer with a model of this task. Needed by a model-less query only
+                where the app has models of several tasks that take its inputs; a named-model query's is its model's.
             variant (None | str | Unset): Named-model queries only: run exactly this variant (for benchmarks and tests).
      """
 
@@ -38,6 +41,7 @@ class InferRequest:
     latency_ms: float | None | Unset = UNSET
     max_cost: float | None | Unset = UNSET
     min_accuracy: float | None | Unset = UNSET
+    task: InferRequestTaskType0 | None | Unset = UNSET
     variant: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -74,6 +78,14 @@ class InferRequest:
         else:
             min_accuracy = self.min_accuracy
 
+        task: None | str | Unset
+        if isinstance(self.task, Unset):
+            task = UNSET
+        elif isinstance(self.task, InferRequestTaskType0):
+            task = self.task.value
+        else:
+            task = self.task
+
         variant: None | str | Unset
         if isinstance(self.variant, Unset):
             variant = UNSET
@@ -92,6 +104,8 @@ class InferRequest:
             field_dict["max_cost"] = max_cost
         if min_accuracy is not UNSET:
             field_dict["min_accuracy"] = min_accuracy
+        if task is not UNSET:
+            field_dict["task"] = task
         if variant is not UNSET:
             field_dict["variant"] = variant
 
@@ -153,6 +167,26 @@ class InferRequest:
         min_accuracy = _parse_min_accuracy(d.pop("min_accuracy", UNSET))
 
 
+        def _parse_task(data: object) -> InferRequestTaskType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                task_type_0 = InferRequestTaskType0(data)
+
+
+
+                return task_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(InferRequestTaskType0 | None | Unset, data)
+
+        task = _parse_task(d.pop("task", UNSET))
+
+
         def _parse_variant(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -168,6 +202,7 @@ class InferRequest:
             latency_ms=latency_ms,
             max_cost=max_cost,
             min_accuracy=min_accuracy,
+            task=task,
             variant=variant,
         )
 

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.inference_request_parameters_task_type_0 import InferenceRequestParametersTaskType0
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -29,6 +30,8 @@ class InferenceRequestParameters:
             latency_ms (float | None | Unset): Latency SLO; the app's default when omitted.
             max_cost (float | None | Unset): Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.
             min_accuracy (float | None | Unset): Lowest acceptable accuracy.
+            task (InferenceRequestParametersTaskType0 | None | Unset): Answer with a model of this task. Needed by a model-
+                less query only where the app has models of several tasks that take its inputs.
             variant (None | str | Unset): Named-model queries only: run exactly this variant.
      """
 
@@ -36,6 +39,7 @@ class InferenceRequestParameters:
     latency_ms: float | None | Unset = UNSET
     max_cost: float | None | Unset = UNSET
     min_accuracy: float | None | Unset = UNSET
+    task: InferenceRequestParametersTaskType0 | None | Unset = UNSET
     variant: None | str | Unset = UNSET
 
 
@@ -67,6 +71,14 @@ class InferenceRequestParameters:
         else:
             min_accuracy = self.min_accuracy
 
+        task: None | str | Unset
+        if isinstance(self.task, Unset):
+            task = UNSET
+        elif isinstance(self.task, InferenceRequestParametersTaskType0):
+            task = self.task.value
+        else:
+            task = self.task
+
         variant: None | str | Unset
         if isinstance(self.variant, Unset):
             variant = UNSET
@@ -86,6 +98,8 @@ class InferenceRequestParameters:
             field_dict["max_cost"] = max_cost
         if min_accuracy is not UNSET:
             field_dict["min_accuracy"] = min_accuracy
+        if task is not UNSET:
+            field_dict["task"] = task
         if variant is not UNSET:
             field_dict["variant"] = variant
 
@@ -136,6 +150,26 @@ class InferenceRequestParameters:
         min_accuracy = _parse_min_accuracy(d.pop("min_accuracy", UNSET))
 
 
+        def _parse_task(data: object) -> InferenceRequestParametersTaskType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                task_type_0 = InferenceRequestParametersTaskType0(data)
+
+
+
+                return task_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(InferenceRequestParametersTaskType0 | None | Unset, data)
+
+        task = _parse_task(d.pop("task", UNSET))
+
+
         def _parse_variant(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -151,6 +185,7 @@ class InferenceRequestParameters:
             latency_ms=latency_ms,
             max_cost=max_cost,
             min_accuracy=min_accuracy,
+            task=task,
             variant=variant,
         )
 
