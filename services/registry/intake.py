@@ -26,6 +26,7 @@ from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.core.tasks import TASKS
 from infaas.runtimes.engines import OnnxRuntime
 from infaas.wire.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
+from services.registry import batch_axis
 
 SUPPORTED_TASKS = TASKS
 
@@ -50,6 +51,9 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
     model = load_onnx(model_bytes)
     signature = read_signature(model)
     arrays = load_validation(validation_bytes, signature, task=task)
+    served, signature = batch_axis.served_form(model, signature, arrays)
+    if served is not model:  # a batch fixed in the graph, made dynamic: the served form is stored
+        model, model_bytes = served, served.SerializeToString()
     smoke_test(model, signature, arrays, task=task)
     return CheckedUpload(
         model_bytes=model_bytes,
