@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -176,6 +177,46 @@ def signature_of(raw: dict[str, Any]) -> tuple[Signature, str]:
     return found[1], found[2]
 
 
+@dataclass(frozen=True, slots=True)
+class _AppIndex:
+    """What a model-less query looks up in its app's record, built once per record."""
+
+    keys: tuple[tuple[str, Signature], ...]
+    """The distinct input signatures (key, signature) of the app's live models, in the models' order."""
+    by_task: dict[str, tuple[tuple[str, Signature], ...]]
+    """The same, per task, for a query that states one."""
+    tasks: dict[str, tuple[str, ...]]
+    """Per signature key, the tasks of the live models that take it."""
+
+
+# An app record -> (that record, its index): like `_SIGNATURES`, found by the record's identity.
+_APPS: dict[int, tuple[AppInternal, _AppIndex]] = {}
+
+
+def _index(app: AppInternal) -> _AppIndex:
+    found = _APPS.get(id(app))
+    if found is None or found[0] is not app:
+        if len(_APPS) >= 4096:
+            _APPS.clear()
+        keys: dict[str, Signature] = {}
+        by_task: dict[str, dict[str, Signature]] = {}
+        tasks: dict[str, set[str]] = {}
+        for m in app.models:
+            if m.status == "failed":
+                continue
+            signature, key = signature_of(m.signature)
+            keys.setdefault(key, signature)
+            by_task.setdefault(m.task, {}).setdefault(key, signature)
+            tasks.setdefault(key, set()).add(m.task)
+        index = _AppIndex(
+            keys=tuple(keys.items()),
+            by_task={t: tuple(ks.items()) for t, ks in by_task.items()},
+            tasks={k: tuple(sorted(ts)) for k, ts in tasks.items()},
+        )
+        found = _APPS[id(app)] = (app, index)
+    return found[1]
+
+
 Inputs = Callable[[Signature], dict[str, np.ndarray]]
 """A request's inputs as checked arrays for one signature, or a 422 naming the input that does not fit:
 `tensors_for` over a JSON batch, `arrays_for` over decoded tensors."""
@@ -205,23 +246,17 @@ def build(
         req = _with_defaults(asked, app, pinned=variant is not None)
         return _query("model", model.name, key, req, inputs(signature), request_id, app, variant, model.task)
     first_error: InvalidInput | None = None
-    seen: set[str] = set()
-    live = [m for m in app.models if m.status != "failed"]
-    if stated is not None:
-        live = [m for m in live if m.task == stated]
-        if not live:
-            raise InvalidInput(f"app {app.name!r} has no {stated} model", app=app.name, field="task")
-    for m in live:
-        signature, key = signature_of(m.signature)
-        if key in seen:
-            continue
-        seen.add(key)
+    index = _index(app)
+    candidates = index.keys if stated is None else index.by_task.get(stated, ())
+    if stated is not None and not candidates:
+        raise InvalidInput(f"app {app.name!r} has no {stated} model", app=app.name, field="task")
+    for key, signature in candidates:
         try:
             tensors = inputs(signature)
         except InvalidInput as exc:
             first_error = first_error or exc
             continue
-        chosen = one_task(app.name, (x.task for x in live if signature_of(x.signature)[1] == key), stated)
+        chosen = one_task(app.name, index.tasks[key], stated)
         req = _with_defaults(asked, app, pinned=False)
         return _query("app", app.name, key, req, tensors, request_id, app, None, chosen)
     if first_error is None:
