@@ -52,7 +52,9 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
     signature = read_signature(model)
     arrays = load_validation(validation_bytes, signature, task=task)
     served, signature = batch_axis.served_form(model, signature, arrays)
-    if served is not model:  # a batch fixed in the graph, made dynamic: the served form is stored
+    if task == "classification":
+        served, signature = scores_first(served, signature)
+    if served is not model:  # rewritten (a dynamic batch, the scores first): the served form is stored
         model, model_bytes = served, served.SerializeToString()
     smoke_test(model, signature, arrays, task=task)
     return CheckedUpload(
@@ -224,6 +226,29 @@ def targets_per_row(shape: tuple[int, ...]) -> int | None:
     if len(shape) == 1:
         return 1
     return shape[1] if len(shape) == 2 else None
+
+
+def scores_first(model: onnx.ModelProto, signature: Signature) -> tuple[onnx.ModelProto, Signature]:
+    """A classifier whose first output is not its (batch, classes) scores but a later one is (a
+    predicted label first, its scores after: what `skl2onnx` writes, or a `forward` that returns
+    `(label, logits)`), served with that output moved first. Accuracy, parity and the selection
+    layer read a classifier's first output as its scores; every output is still answered, by name."""
+    at = next((i for i, spec in enumerate(signature.outputs) if _scores(spec.shape, spec.dtype)), None)
+    if at is None or at == 0:
+        return model, signature  # as uploaded: the smoke test says what is wrong, if anything
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    order = [at, *(i for i in range(len(signature.outputs)) if i != at)]
+    outputs = [onnx.ValueInfoProto() for _ in order]
+    for value, i in zip(outputs, order, strict=True):
+        value.CopyFrom(model.graph.output[i])
+    del out.graph.output[:]
+    out.graph.output.extend(outputs)
+    return out, read_signature(out)
+
+
+def _scores(shape: tuple[int | None, ...], dtype: str) -> bool:
+    return len(shape) == 2 and np.dtype(dtype).kind == "f"
 
 
 def check_output(shape: tuple[int, ...], y: np.ndarray, *, task: str) -> None:
