@@ -13,9 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnxruntime as ort
+from onnxruntime.capi.onnxruntime_pybind11_state import InvalidArgument
 
 if TYPE_CHECKING:
     from infaas.schemas.variants import VariantProfile
+
+
+def refuses_input(exc: BaseException) -> bool:
+    """Whether a failed run was the query's values, not the instance: ONNX Runtime's INVALID_ARGUMENT
+    (an index past an embedding's table, a value a kernel rejects; shapes and dtypes were checked at
+    the gateway) or an `IndexError` from a PyTorch module. Any other failure is the worker's."""
+    return isinstance(exc, InvalidArgument | IndexError)
 
 
 class Runtime(ABC):

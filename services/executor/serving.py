@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import redis.asyncio as aioredis
 
-from infaas.runtimes.engines import Runtime
+from infaas.runtimes.engines import Runtime, refuses_input
 from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import encode_frame
 from services.executor import metrics
@@ -143,8 +143,6 @@ async def _run_batch(
 ) -> None:
     """Run one batch and hand each query's answer to `reply`."""
     profile = instance.profile
-    runtime = instance.runtime
-    assert runtime is not None
     names = list(batch[0].inputs)
     if len(batch) == 1:
         merged = batch[0].inputs
@@ -152,34 +150,39 @@ async def _run_batch(
         merged = {n: np.concatenate([q.inputs[n] for q in batch]) for n in names}
     rows_total = sum(q.rows for q in batch)
     start = time.perf_counter()
+    alone: list[tuple[dict[str, np.ndarray], Exception | None]] | None = None
     try:
-        if profile.latency_ms(rows_total) <= worker.inline_ms:
-            # Handing a short run to a thread costs more than the run itself (and on one core the
-            # thread only takes turns with the event loop): the loop is blocked for the run instead.
-            outputs = run_chunked(runtime, merged, profile.max_batch)
-        else:
-            outputs = await asyncio.get_running_loop().run_in_executor(
-                instance.pool, run_chunked, runtime, merged, profile.max_batch
-            )
-        error = None
-    except Exception as exc:  # a failing run answers every query in the batch with the error
+        outputs = await _run(worker, instance, merged, rows_total)
+    except Exception as exc:
         # The frame carries each query's request id: the log line names every query the failure hit.
-        log.exception(
-            "running %s failed",
-            profile.id,
-            extra={"request_ids": [q.header.get("request_id") for q in batch]},
+        # Values the model refuses are the caller's error, said in its answer: one line, no traceback.
+        ids = {"request_ids": [q.header.get("request_id") for q in batch]}
+        if refuses_input(exc):
+            log.info("%s refused a batch's inputs: %s", profile.id, str(exc)[:300], extra=ids)
+        else:
+            log.exception("running %s failed", profile.id, extra=ids)
+        outputs = {}
+        # One query's values (a token id past the vocabulary) fail the whole run: each query runs
+        # again alone, so only the queries that fail by themselves get an error. Costs runs only when
+        # a batch fails, at most one per query in it.
+        alone = (
+            [(outputs, exc)] if len(batch) == 1 else [await _run_alone(worker, instance, q) for q in batch]
         )
-        outputs, error = {}, str(exc)[:300]
     compute_s = time.perf_counter() - start
     compute_ms = compute_s * 1000
     instance.busy_seconds += compute_s * profile.threads
-    instance.monitor.ran(rows_total, compute_ms)
-    budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
-    instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else worker.default_budget_ms)
+    if alone is None:  # a failed run (and its queries run again alone) says nothing of the instance's speed
+        instance.monitor.ran(rows_total, compute_ms)
+        budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
+        instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else worker.default_budget_ms)
     metrics.observe_batch(profile.id, rows_total, compute_s)
     offset = 0
-    for q in batch:
+    for i, q in enumerate(batch):
         queue_s = max(0.0, picked_at - enqueued_at(q, picked_at))
+        part = {n: a[offset : offset + q.rows] for n, a in outputs.items()}
+        error = None
+        if alone is not None:
+            part, error = alone[i]
         metrics.observe_query(profile.id, queue_s, ok=error is None)
         head = {
             "id": q.header["id"],
@@ -189,9 +192,33 @@ async def _run_batch(
             "compute_ms": round(compute_ms, 4),
             "batch_rows": rows_total,
         }
-        if error is None:
-            part = {n: a[offset : offset + q.rows] for n, a in outputs.items()}
-        else:
-            part, head["error"] = {}, error
+        if error is not None:
+            head["error"] = str(error)[:300]
+            if refuses_input(error):  # the model refused these values: the caller's to fix (a 422)
+                head["input_error"] = True
         offset += q.rows
         reply(q, encode_frame(head, part))
+
+
+async def _run(
+    worker: Worker, instance: Instance, inputs: dict[str, np.ndarray], rows: int
+) -> dict[str, np.ndarray]:
+    runtime = instance.runtime
+    assert runtime is not None
+    profile = instance.profile
+    if profile.latency_ms(rows) <= worker.inline_ms:
+        # Handing a short run to a thread costs more than the run itself (and on one core the
+        # thread only takes turns with the event loop): the loop is blocked for the run instead.
+        return run_chunked(runtime, inputs, profile.max_batch)
+    return await asyncio.get_running_loop().run_in_executor(
+        instance.pool, run_chunked, runtime, inputs, profile.max_batch
+    )
+
+
+async def _run_alone(
+    worker: Worker, instance: Instance, query: Query
+) -> tuple[dict[str, np.ndarray], Exception | None]:
+    try:
+        return await _run(worker, instance, query.inputs, query.rows), None
+    except Exception as exc:
+        return {}, exc

@@ -319,6 +319,13 @@ class Dispatcher:
         if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
             self.gate.observe(decision.variant, rows, arrived, prediction, None)
             return missed(decision, query, arrived)
+        if reply_header.get("input_error"):  # the model refused this query's values, alone
+            metrics.FAILURES.labels("input_refused").inc()
+            raise InvalidInput(
+                "the model refused the query's inputs",
+                variant=decision.variant.id,
+                reason=reply_header.get("error"),
+            )
         if "error" in reply_header:
             metrics.FAILURES.labels("worker_error").inc()
             raise Unavailable(
