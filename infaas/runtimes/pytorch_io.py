@@ -55,14 +55,28 @@ def load_exported(data: bytes) -> torch.export.ExportedProgram:
         raise InvalidModel(f"torch.export archive does not load: {exc}") from exc
 
 
+def static_batch(program: torch.export.ExportedProgram) -> int | None:
+    """The batch size `program` fixes (its first input exported without a dynamic dim 0, as
+    `torch.export.export(model, (example,))` does), or None when that dimension is dynamic."""
+    first = next(iter(program.graph_signature.user_inputs), None)
+    for node in program.graph.nodes:
+        if node.op == "placeholder" and node.name == first:
+            shape: tuple[Any, ...] = tuple(getattr(node.meta.get("val"), "shape", ()))
+            return shape[0] if shape and isinstance(shape[0], int) else None
+    return None
+
+
 def to_onnx(
     module_or_program: torch.jit.ScriptModule | torch.export.ExportedProgram,
     *,
     input_names: list[str],
     example_inputs: tuple[torch.Tensor, ...],
     output_names: list[str] | None = None,
+    dynamic_batch: bool = True,
 ) -> bytes:
-    """ONNX with dim 0 of every input and output dynamic; InvalidModel says why when that is impossible."""
+    """ONNX with dim 0 of every input and output dynamic; InvalidModel says why when that is impossible.
+    `dynamic_batch=False`: the program's own shapes, a batch it fixes included (the registry then makes
+    that batch dynamic where the graph allows, `services/registry/batch_axis.py`)."""
     if len(input_names) != len(example_inputs):
         raise ValueError("one input name per example input")
     names: dict[str, Any] = {"input_names": input_names, "output_names": output_names}
@@ -90,7 +104,7 @@ def to_onnx(
         onnx.checker.check_model(proto)
     except Exception as exc:
         raise InvalidModel(f"model cannot be converted to ONNX: {exc}") from exc
-    for value in [*proto.graph.input, *proto.graph.output]:
+    for value in [*proto.graph.input, *proto.graph.output] if dynamic_batch else []:
         dims = value.type.tensor_type.shape.dim
         if not dims or not dims[0].dim_param:
             hint = "export the program with a torch.export.Dim on dim 0"

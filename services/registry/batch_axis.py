@@ -26,8 +26,9 @@ same rows, so only the order of floating-point sums may differ with the batch si
 
 HINT = (
     "export the model with a dynamic batch axis, e.g. torch.onnx.export(..., "
-    "dynamic_axes={input_name: {0: 'batch'}, output_name: {0: 'batch'}}) or "
-    "torch.onnx.export(..., dynamo=True, dynamic_shapes=...)"
+    "dynamic_axes={input_name: {0: 'batch'}, output_name: {0: 'batch'}}), "
+    "torch.onnx.export(..., dynamo=True, dynamic_shapes=...) or "
+    "torch.export.export(..., dynamic_shapes=({0: torch.export.Dim('batch')},))"
 )
 
 

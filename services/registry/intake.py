@@ -16,8 +16,9 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -27,6 +28,9 @@ from infaas.core.tasks import TASKS
 from infaas.runtimes.engines import OnnxRuntime
 from infaas.wire.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
 from services.registry import batch_axis
+
+if TYPE_CHECKING:
+    import torch
 
 SUPPORTED_TASKS = TASKS
 
@@ -48,6 +52,10 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
         raise InvalidInput(f"task {task!r} is not supported; supported: {sorted(SUPPORTED_TASKS)}")
     if model_bytes[:2] == b"PK":
         return _check_pytorch(model_bytes, validation_bytes, task)
+    return _check_onnx(model_bytes, validation_bytes, task)
+
+
+def _check_onnx(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
     model = load_onnx(model_bytes)
     signature = read_signature(model)
     arrays = load_validation(validation_bytes, signature, task=task)
@@ -85,6 +93,9 @@ def _check_pytorch(model_bytes: bytes, validation_bytes: bytes, task: str) -> Ch
             torchscript_bytes: bytes | None = model_bytes
         else:
             exported = pytorch_io.load_exported(model_bytes)
+            fixed = pytorch_io.static_batch(exported)
+            if fixed is not None:
+                return _check_static_program(exported, fixed, x, model_bytes, validation_bytes, task)
             program = exported
             module = exported.module()
             torchscript_bytes = _trace(module, example)
@@ -120,6 +131,39 @@ def _check_pytorch(model_bytes: bytes, validation_bytes: bytes, task: str) -> Ch
         fmt=fmt.value,
         onnx_bytes=onnx_bytes,
         torchscript_bytes=torchscript_bytes,
+    )
+
+
+def _check_static_program(
+    exported: torch.export.ExportedProgram,
+    fixed: int,
+    x: np.ndarray,
+    model_bytes: bytes,
+    validation_bytes: bytes,
+    task: str,
+) -> CheckedUpload:
+    """A torch.export program whose batch is fixed (exported from one example without `dynamic_shapes`,
+    the call torch's documentation shows first): its guards refuse any other number of rows, so its
+    ONNX export, checked and made dynamic in its batch as an ONNX upload is, is what is served. It has
+    no TorchScript form (a trace would fix the batch again)."""
+    import torch
+
+    from infaas.runtimes import pytorch_io, torch_archives
+
+    rows = np.resize(x, (fixed, *x.shape[1:])) if len(x) < fixed else x[:fixed]
+    onnx_bytes = pytorch_io.to_onnx(
+        exported,
+        input_names=["x"],
+        example_inputs=(torch.from_numpy(np.ascontiguousarray(rows)),),
+        output_names=["output"],
+        dynamic_batch=False,
+    )
+    served = _check_onnx(onnx_bytes, validation_bytes, task)
+    return replace(
+        served,
+        model_bytes=model_bytes,
+        fmt=torch_archives.ModelFormat.TORCH_EXPORT.value,
+        torchscript_bytes=None,
     )
 
 

@@ -36,12 +36,17 @@ def registry(settings: Settings, db_session: Session) -> Iterator[TestClient]:
         yield client
 
 
-def _exported(model: DemoModel) -> bytes:
+def _exported(model: DemoModel, *, dynamic: bool = True) -> bytes:
+    """The model as a torch.export archive; without `dynamic`, exported from one row with no
+    `dynamic_shapes` (the call torch's documentation shows first), so the program fixes a batch of 1."""
     module = load_torchscript(model.torchscript_path.read_bytes())
     batch = torch.export.Dim("batch", min=1, max=1024)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        program = torch.export.export(_Wrap(module), (torch.zeros(2, 64),), dynamic_shapes=({0: batch},))
+        if dynamic:
+            program = torch.export.export(_Wrap(module), (torch.zeros(2, 64),), dynamic_shapes=({0: batch},))
+        else:
+            program = torch.export.export(_Wrap(module), (torch.zeros(1, 64),))
     buf = io.BytesIO()
     torch.export.save(program, buf)
     return buf.getvalue()
@@ -120,6 +125,22 @@ def test_torch_export_upload_is_converted_and_profiled(
     variants = profile(registry, settings, "pt2")
     ready = [v for v in variants if v["status"] == "ready"]
     assert {v["runtime"] for v in ready} >= {"onnxruntime"}
+    assert all(v["accuracy"] > 0.9 for v in ready if v["precision"] == "fp32")
+
+
+def test_a_torch_export_upload_with_its_batch_fixed_is_served_in_batches(
+    registry: TestClient, settings: Settings, demo_models: list[DemoModel]
+) -> None:
+    large = demo_models[1]
+    files = upload(_exported(large, dynamic=False), large.validation_path.read_bytes(), name="pt2-fixed")
+    response = registry.post("/v1/models", headers=ADMIN, **files)
+    assert response.status_code == 202, response.text
+    assert response.json()["format"] == "torch_export"
+    assert response.json()["signature"]["inputs"][0]["shape"] == [None, 64]
+    variants = profile(registry, settings, "pt2-fixed")
+    ready = [v for v in variants if v["status"] == "ready"]
+    assert {v["runtime"] for v in ready} == {"onnxruntime"}  # no TorchScript form: a trace fixes the batch
+    assert max(v["max_batch"] for v in ready) == 8  # the batch sizes profiled here: 1 and 8
     assert all(v["accuracy"] > 0.9 for v in ready if v["precision"] == "fp32")
 
 

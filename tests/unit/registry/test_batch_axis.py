@@ -147,3 +147,37 @@ def test_inputs_that_fix_different_batch_sizes_are_refused() -> None:
     signature = read_signature(model)
     with pytest.raises(InvalidModel, match=r"different batch sizes \[1, 2\]"):
         batch_axis.fixed_batch(signature)
+
+
+def torch_export_archive(module: torch.nn.Module, batch: int) -> bytes:
+    """`torch.export.save(torch.export.export(model, (example,)))`: the program fixes the example's batch."""
+    buffer = io.BytesIO()
+    torch.export.save(torch.export.export(module.eval(), (torch.zeros(batch, 64),)), buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # torch's dynamo exporter, inside itself
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_torch_export_program_with_a_fixed_batch_is_served_through_its_onnx_form() -> None:
+    module = mlp().eval()
+    uploaded = torch_export_archive(module, 1)
+
+    checked = check_upload(uploaded, validation(), "classification")
+
+    assert checked.fmt == "torch_export" and checked.model_bytes == uploaded
+    assert checked.torchscript_bytes is None  # a trace would fix the batch again
+    assert checked.onnx_bytes is not None
+    assert checked.signature.inputs[0].shape == (None, 64)
+    rows = X[:6].astype(np.float32)
+    with torch.no_grad():
+        per_row = np.concatenate([module(torch.from_numpy(r[None])).numpy() for r in rows])
+    served = ort.InferenceSession(checked.onnx_bytes)
+    np.testing.assert_allclose(served.run(None, {"x": rows})[0], per_row, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_a_torch_export_program_that_hard_codes_its_batch_is_refused_with_how_to_export_it() -> None:
+    with pytest.raises(InvalidModel, match="fixed at 1 in the graph") as info:
+        check_upload(torch_export_archive(FlattensToOneRow(), 1), validation(), "classification")
+    assert info.value.status == 422 and "dynamic" in info.value.message
