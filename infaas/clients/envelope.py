@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from infaas.core.errors import BadRequest
+from infaas.core.tasks import TASKS
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import Prefer, SloPolicy
 from infaas.wire.frames import decode_frame, encode_frame
@@ -102,7 +103,8 @@ class Query(NamedTuple):
                 _one_of(header["prefer"], ("cost", "latency")),
                 header["variant"],
                 header["default_output"],
-                _text(header["task"]),
+                # A gateway older than tasks sends none: its queries are for classifiers.
+                _one_of(header.get("task", "classification"), _TASKS),
             )
         except KeyError as exc:
             raise BadRequest(f"query frame without {exc.args[0]!r}") from exc
@@ -187,6 +189,9 @@ def _failover(value: Any) -> dict[str, str] | None:
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise BadRequest("answer frame field 'failover' is not an object of strings")
     return {str(k): v for k, v in value.items()}
+
+
+_TASKS = tuple(sorted(TASKS))
 
 
 def _one_of(value: Any, allowed: tuple[str, ...]) -> Any:

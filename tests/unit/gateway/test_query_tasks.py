@@ -10,8 +10,9 @@ import pytest
 
 from gateway.dataplane.queries import from_json, parse_body
 from infaas.clients.envelope import Query
-from infaas.core.errors import InvalidInput
+from infaas.core.errors import BadRequest, InvalidInput
 from infaas.schemas.api import AppInternal, ModelInternal
+from infaas.wire.frames import decode_frame, encode_frame
 from tests.unit.gateway.test_queries import X2, X4, app, model
 
 
@@ -70,3 +71,12 @@ def test_a_named_model_query_takes_its_models_task_and_refuses_another() -> None
 def test_the_task_survives_the_query_frame() -> None:
     query = build(app([REG]), ROW)
     assert Query.decode(query.encode()).task == "regression"
+
+
+def test_a_frame_from_a_gateway_older_than_tasks_is_a_classifier_query_and_a_forged_task_is_refused() -> None:
+    query = build(app([CLF]), ROW)
+    header, tensors = decode_frame(query.encode())
+    del header["task"]
+    assert Query.decode(encode_frame(header, tensors)).task == "classification"
+    with pytest.raises(BadRequest, match="not one of"):
+        Query.decode(encode_frame({**header, "task": "ranking"}, tensors))
