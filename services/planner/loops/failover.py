@@ -176,9 +176,7 @@ class Failover:
         serving = {(i.variant_id, i.worker_id) for i in view.instances if i.state in USABLE_STATES}
         why = f"{notice.worker} failed ({notice.reason}, declared by {notice.detector})"
         for family in families:
-            failed = sorted(v.id for v in family.variants if v.id in lost) or sorted(
-                vid for vid in lost if view.variants.get(vid) and view.variants[vid].app == family.app
-            )
+            failed = sorted(lost & family.members)
             if not failed:
                 continue
             backup = self.backups.get(family.app)
@@ -202,12 +200,7 @@ class Failover:
         plan = progressive(
             cold, policy.rooms(view.workers, view.instances, view.variants, draining=view.draining)
         )
-        failed_of = {
-            f.app: sorted(
-                v for v in lost if v in view.variants and view.variants[v].app == f.app.split("[")[0]
-            )
-            for f in cold
-        }
+        failed_of = {f.app: sorted(lost & f.members) for f in cold}
         for app, reason in plan.unrecovered.items():
             await self._event("progressive_failover", "failed", f"{why}: not recovered: {reason}", app)
         for recovery in plan.recoveries:
@@ -270,7 +263,7 @@ class Failover:
             (i.variant_id, i.worker_id)
             for i in now.instances
             if (v := now.variants.get(i.variant_id)) is not None
-            and v.app == target.app
+            and (v.app, v.signature_key, v.task) == (target.app, target.signature_key, target.task)
             and v.accuracy < target.accuracy
             and (i.variant_id, i.worker_id) not in existed
             and i.worker_id in {w.id for w in before.workers}

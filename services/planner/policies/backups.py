@@ -52,6 +52,9 @@ class Family:
     """p_i: workers hosting its serving instances (not its backup)."""
     rate_qps: float = 0.0
     """q_i: queries/s the app received over the planner's window."""
+    members: frozenset[str] = frozenset()
+    """Every variant of the family's models, eligible as a backup or not: what a failed worker may have
+    taken from this family (`app` is a label: `app[signature][task]` where an app has several)."""
 
     def normalized(self) -> dict[str, float]:
         """a_ij: accuracy over the family's best (FailLite normalizes within the family)."""
@@ -123,6 +126,7 @@ def families(
                 critical=app_terms.critical,
                 variants=tuple(undominated or ok),
                 primaries=frozenset(w for v in vs for w in hosts.get(v.id, ())),
+                members=frozenset(v.id for v in vs),
                 rate_qps=sum(rates.get(v.model, 0.0) for v in {v.model: v for v in vs}.values()),
             )
         )

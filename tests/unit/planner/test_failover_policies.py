@@ -165,3 +165,20 @@ def test_families_leave_out_what_queries_would_not_get() -> None:
     assert family.primaries == frozenset({"w1"}) and family.critical and family.rate_qps == 3.0
     (lossy,) = families([a, b, q], instances, {"a": AppTerms(lossy=True)}, {})
     assert [v.id for v in lossy.variants] == ["m.a", "m.q"]
+
+
+def test_a_familys_members_are_all_its_variants_and_an_apps_groups_do_not_share_them() -> None:
+    # What a failed worker took from a family is found among all its variants, the ones no backup may
+    # be (too slow for the SLO, dominated) included; an app's groups by signature and task are apart.
+    a = v("m.a", 100, 0.9)
+    slow = variant_profile(id="m.slow", model="m", accuracy=0.9, latencies=((1, 500.0, 600.0),))
+    other = variant_profile(id="n.a", model="n", accuracy=0.9, signature_key="y:float32:3")
+    reg = variant_profile(id="r.a", model="r", accuracy=0.9, task="regression")
+    groups = families([a, slow, other, reg], [], {"a": AppTerms(slo_ms=50.0)}, {})
+    by_label = {f.app: f for f in groups}
+    assert set(by_label) == {"a[x:float32:4]", "a[x:float32:4][regression]", "a[y:float32:3]"}
+    main = by_label["a[x:float32:4]"]
+    assert [x.id for x in main.variants] == ["m.a"]  # the slow one is no backup…
+    assert main.members == {"m.a", "m.slow"}  # …but a failure may still take it
+    assert by_label["a[y:float32:3]"].members == {"n.a"}
+    assert by_label["a[x:float32:4][regression]"].members == {"r.a"}
