@@ -331,3 +331,50 @@ async def test_one_planner_at_a_time_runs_the_jobs_loop(redis_url: str) -> None:
         assert await second.hold() and not await first.hold()
     finally:
         await r.aclose()
+
+
+def test_a_model_less_job_runs_on_models_of_one_task(registry: TestClient, db_session: Session) -> None:
+    # An app with a classifier and a regression model that take the same inputs: a job that names
+    # neither model nor task is a 422 naming both tasks; one that states its task runs on that model.
+    app = AppRow(name="a1", slo_policy="best_effort")
+    db_session.add(app)
+    db_session.flush()
+    digest = "0" * 64
+    for name, task in (("clf", "classification"), ("reg", "regression")):
+        row = ModelRow(name=name, app_id=app.id, task=task, format="onnx", status="ready")
+        row.artifact_digest = row.validation_digest = digest
+        row.size_bytes, row.signature, row.validation_rows = 1, SIGNATURE, 10
+        db_session.add(row)
+        db_session.flush()
+        variant = VariantRow(id=f"{name}.v", model_id=row.id, runtime="onnxruntime", optimization="basic")
+        variant.precision, variant.hardware, variant.max_batch, variant.threads = "fp32", "cpu", 8, 1
+        variant.artifact_digest, variant.status, variant.accuracy = digest, "ready", 0.9
+        variant.saturation_qps, variant.cost_per_s = 1000.0, 1e-5
+        db_session.add(variant)
+    db_session.commit()
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((8, 4), dtype=np.float32))
+
+    def post(**meta: Any) -> httpx.Response:
+        return registry.post(
+            "/v1/jobs",
+            headers=app_headers("a1"),
+            files={"input": ("x.npy", buffer.getvalue())},
+            data={"metadata": orjson.dumps({"app": "a1", "chunk_rows": 4, **meta}).decode()},
+        )
+
+    ambiguous = post()
+    assert ambiguous.status_code == 422, ambiguous.text
+    assert ambiguous.json()["error"]["tasks"] == ["classification", "regression"]
+    assert db_session.query(JobRow).count() == 0
+    for task, model in (("regression", "reg"), ("classification", "clf")):
+        accepted = post(task=task)
+        assert accepted.status_code == 202, accepted.text
+        assert accepted.json()["model"] == model and accepted.json()["variant"] == f"{model}.v"
+    named = registry.post(
+        "/v1/jobs",
+        headers=app_headers("a1"),
+        files={"input": ("x.npy", buffer.getvalue())},
+        data={"metadata": orjson.dumps({"model": "clf", "task": "regression"}).decode()},
+    )
+    assert named.status_code == 422 and "is a classification model" in named.json()["error"]["message"]
