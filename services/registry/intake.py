@@ -27,7 +27,7 @@ from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.core.tasks import TASKS
 from infaas.runtimes.engines import OnnxRuntime
 from infaas.wire.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
-from services.registry import batch_axis
+from services.registry import batch_axis, zipmap
 
 if TYPE_CHECKING:
     import torch
@@ -56,14 +56,15 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
 
 
 def _check_onnx(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
-    model = load_onnx(model_bytes)
+    uploaded = load_onnx(model_bytes)
+    model = zipmap.unzipped(uploaded)
     signature = read_signature(model)
     arrays = load_validation(validation_bytes, signature, task=task)
-    served, signature = batch_axis.served_form(model, signature, arrays)
+    model, signature = batch_axis.served_form(model, signature, arrays)
     if task == "classification":
-        served, signature = scores_first(served, signature)
-    if served is not model:  # rewritten (a dynamic batch, the scores first): the served form is stored
-        model, model_bytes = served, served.SerializeToString()
+        model, signature = scores_first(model, signature)
+    if model is not uploaded:  # rewritten (probabilities as a tensor, a dynamic batch, the scores first)
+        model_bytes = model.SerializeToString()  # the served form is what is stored
     smoke_test(model, signature, arrays, task=task)
     return CheckedUpload(
         model_bytes=model_bytes,
