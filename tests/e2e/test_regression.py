@@ -18,13 +18,13 @@ from tests.e2e.conftest import RunningSuite
 
 pytestmark = pytest.mark.e2e
 
-APP = "clinic"
+APP = "diabetes-clinic"
 TASKS = {"diabetes": "regression", "diabetes-high": "classification"}
 
 
 @pytest.fixture(scope="module")
 def clinic(running: RunningSuite, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """App `clinic` with the regression model and the same-input classifier, both profiled."""
+    """App `diabetes-clinic` with the regression model and the same-input classifier, both profiled."""
     created = running.admin.post("/v1/apps", json={"name": APP})
     assert created.status_code == 201, created.text
     key = created.json()["api_key"]
