@@ -164,15 +164,20 @@ def test_a_stopped_executors_queries_come_back_reconstructed(tmp_path: Path, dis
         for a in answers:
             if a.get("reconstructed"):
                 assert a["worker"] == "parity" and "reconstructed from the parity model" in a["reason"]
-        # Own answers are exact. A reconstruction is the decoder's F_P(x_j + x_i) − F(x_i) for the query's
-        # coding-group partner i (one of the other rows: the groups are formed in the dispatcher), computed
-        # here with the parity model the profiler trained.
-        np.testing.assert_allclose(got[~rebuilt], expected[~rebuilt], rtol=1e-4, atol=1e-5)
+        # Own answers from an fp32 form are exact. Under this load the planner may add another form as
+        # accurate as the model on its validation set (an int8 one): its answers are close, not exact.
+        # A reconstruction is the decoder's F_P(x_j + x_i) − F(x_i) for the query's coding-group partner i
+        # (one of the other rows: the groups are formed in the dispatcher), F(x_i) being i's own answer,
+        # computed here with the parity model the profiler trained.
+        exact = ~rebuilt & np.array(["-fp32-" in a["variant"] for a in answers])
+        np.testing.assert_allclose(got[exact], expected[exact], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(got[~rebuilt & ~exact], expected[~rebuilt & ~exact], atol=0.1)
+        own = np.where(rebuilt[:, None], expected, got)
         artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
         parity_model = ort.InferenceSession(str(artifacts.path(status["artifact_digest"])))
         for j in np.flatnonzero(rebuilt):
             sums = (rows + rows[j]).astype(np.float32)
-            decoded = parity_model.run(None, {"measurements": sums})[0] - expected
+            decoded = parity_model.run(None, {"measurements": sums})[0] - own
             decoded[j] = np.inf  # a query is never its own partner
             assert np.abs(decoded - got[j]).max(axis=1).min() < 1e-4, (j, got[j])
         agree = (got[rebuilt].argmax(axis=1) == expected[rebuilt].argmax(axis=1)).mean()
