@@ -76,7 +76,7 @@ def served_form(
         return rewritten, read_signature(rewritten)
     rewritten = with_dynamic_batch(model)
     rows = max(fixed, 2)
-    sample = {s.name: _rows(arrays[s.name], rows) for s in signature.inputs}
+    sample = {s.name: first_rows(arrays[s.name], rows) for s in signature.inputs}
     names = [s.name for s in signature.inputs]
     try:
         original = _session(model)
@@ -118,7 +118,7 @@ def served_form(
     return rewritten, read_signature(rewritten)
 
 
-def _rows(x: np.ndarray, n: int) -> np.ndarray:
+def first_rows(x: np.ndarray, n: int) -> np.ndarray:
     """The first `n` rows of `x`, its rows repeated if it has fewer."""
     return np.ascontiguousarray(np.resize(x, (n, *x.shape[1:])) if len(x) < n else x[:n])
 

@@ -151,11 +151,10 @@ def _check_static_program(
 
     from infaas.runtimes import pytorch_io, torch_archives
 
-    rows = np.resize(x, (fixed, *x.shape[1:])) if len(x) < fixed else x[:fixed]
     onnx_bytes = pytorch_io.to_onnx(
         exported,
         input_names=["x"],
-        example_inputs=(torch.from_numpy(np.ascontiguousarray(rows)),),
+        example_inputs=(torch.from_numpy(batch_axis.first_rows(x, fixed)),),
         output_names=["output"],
         dynamic_batch=False,
     )
@@ -281,14 +280,12 @@ def scores_first(model: onnx.ModelProto, signature: Signature) -> tuple[onnx.Mod
     at = next((i for i, spec in enumerate(signature.outputs) if _scores(spec.shape, spec.dtype)), None)
     if at is None or at == 0:
         return model, signature  # as uploaded: the smoke test says what is wrong, if anything
+    outputs = list(model.graph.output)
+    outputs.insert(0, outputs.pop(at))
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    order = [at, *(i for i in range(len(signature.outputs)) if i != at)]
-    outputs = [onnx.ValueInfoProto() for _ in order]
-    for value, i in zip(outputs, order, strict=True):
-        value.CopyFrom(model.graph.output[i])
     del out.graph.output[:]
-    out.graph.output.extend(outputs)
+    out.graph.output.extend(outputs)  # copies of the upload's outputs, the scores first
     return out, read_signature(out)
 
 

@@ -4,8 +4,6 @@ classes) tensor, first, and the label still answered."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper
@@ -13,6 +11,7 @@ from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 
 from services.registry.intake import check_upload
+from tests.unit.registry.test_scores_first import validation
 
 X, Y = load_iris(return_X_y=True)
 
@@ -54,12 +53,6 @@ def as_skl2onnx_writes() -> bytes:
     )
     serialized: bytes = model.SerializeToString()
     return serialized
-
-
-def validation() -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, x=X.astype(np.float32), y=Y.astype(np.int64))
-    return buffer.getvalue()
 
 
 def test_zipmapped_probabilities_are_served_as_a_tensor_and_first() -> None:
