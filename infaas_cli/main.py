@@ -10,6 +10,7 @@ import typer
 
 from infaas.core.config import SERVICES, Settings, get_settings
 from infaas.core.logs import configure_logging
+from infaas.processes import lifeline
 from infaas_cli.commands.apps import register as register_apps
 from infaas_cli.commands.events import register as register_events
 from infaas_cli.commands.jobs import jobs as jobs_cli
@@ -52,6 +53,7 @@ def serve(
     """Run one service in the foreground."""
     settings = get_settings()
     configure_logging(service, level=settings.log_level)  # JSON lines with the request id
+    lifeline.watch()  # started by `infaas run`: stop when it dies, however it dies
     if service == "jobs":  # the offline-job Celery worker (queue `jobs`, no HTTP port)
         from services.jobs.worker import run_worker as run_jobs_worker
 

@@ -19,6 +19,7 @@ import redis
 
 from infaas.core.config import Settings
 from infaas.metrics.exposition import MULTIPROC_ENV, prepare_multiproc_dir
+from infaas.processes import lifeline
 
 HTTP_SERVICES = ("registry", "scheduler", "executor", "planner", "gateway")
 REDIS = "redis"
@@ -227,9 +228,18 @@ class Suite:
     def _spawn(self, name: str, command: list[str], env: dict[str, str] | None) -> subprocess.Popen[bytes]:
         # Output goes to var/logs/<name>.log; the child holds its own descriptor, so ours closes now.
         # Each process gets its own session: Ctrl-C reaches only the launcher, which stops them in order.
+        # And each stops when the launcher dies unstopped (`lifeline.py`): our services by the pipe they
+        # watch, the embedded Redis (`env` None: not ours, run as it is) by the parent-death signal.
+        fd = lifeline.read_end()
         with open(self.log_dir / f"{name}.log", "ab") as log:
             proc = subprocess.Popen(
-                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                command,
+                env=None if env is None else {**env, **lifeline.child_env(fd)},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=() if env is None else (fd,),
+                preexec_fn=lifeline.parent_death_signal() if env is None else None,
             )
         self.started_at[name] = time.monotonic()
         return proc

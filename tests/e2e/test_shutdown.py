@@ -50,3 +50,38 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path: Path) -
         if launcher.poll() is None:
             launcher.kill()
             launcher.wait()
+
+
+def test_a_sigkilled_launcher_takes_its_processes_with_it(tmp_path: Path) -> None:
+    """SIGKILL runs no code in the launcher: its services hear it through their lifeline, the embedded
+    Redis through the kernel's parent-death signal, and the ports are free for the next `infaas run`."""
+    settings = _settings(tmp_path / "var")
+    env = {**settings.child_env(), "INFAAS_REDIS_URL": ""}
+    log = tmp_path / "launcher.log"
+    children: list[psutil.Process] = []
+    with log.open("wb") as out:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "infaas_cli.main", "run", "--no-demo"], env=env, stdout=out, stderr=out
+        )
+    try:
+        url = f"http://127.0.0.1:{settings.gateway_port}"
+        wait_for(lambda: up(url) and "press Ctrl-C" in log.read_text(), what="the suite up", timeout_s=120)
+        children = psutil.Process(launcher.pid).children(recursive=True)
+        assert len(children) >= 6, [c.cmdline() for c in children]
+        launcher.kill()
+        launcher.wait()
+
+        def gone(c: psutil.Process) -> bool:
+            return not c.is_running() or c.status() == psutil.STATUS_ZOMBIE
+
+        wait_for(lambda: all(gone(c) for c in children), what="every process gone", timeout_s=40)
+        assert not up(url)
+        service_logs = (settings.var_dir / "logs" / "gateway.log").read_text()
+        assert "has exited without stopping it" in service_logs, service_logs[-2000:]
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        for c in children:  # orphans of a failed run: init's children now, not ours
+            if c.is_running():
+                c.kill()
