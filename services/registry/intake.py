@@ -1,7 +1,7 @@
 """Checking an uploaded model and validation set before anything is stored.
 
 ONNX files go through the ONNX checker; PyTorch archives (TorchScript, torch.export) are scanned without
-unpickling (`infaas.runtimes.pytorch_io`), loaded, and converted to ONNX where the exporter can. Every
+unpickling, loaded, and converted to ONNX where the exporter can (`pytorch_intake.py`). Every
 model is then run on two validation rows: a file that parses can still fail to run.
 
 What the labels `y` and the model's first output must be depends on the task (`infaas.core.tasks`):
@@ -16,9 +16,8 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -26,11 +25,8 @@ import onnx
 from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.core.tasks import TASKS
 from infaas.runtimes.engines import OnnxRuntime
-from infaas.wire.tensors import Signature, TensorSpec, load_onnx, read_signature, validation_keys
+from infaas.wire.tensors import Signature, load_onnx, read_signature, validation_keys
 from services.registry import batch_axis, zipmap
-
-if TYPE_CHECKING:
-    import torch
 
 SUPPORTED_TASKS = TASKS
 
@@ -51,11 +47,13 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
     if task not in SUPPORTED_TASKS:
         raise InvalidInput(f"task {task!r} is not supported; supported: {sorted(SUPPORTED_TASKS)}")
     if model_bytes[:2] == b"PK":
-        return _check_pytorch(model_bytes, validation_bytes, task)
-    return _check_onnx(model_bytes, validation_bytes, task)
+        from services.registry import pytorch_intake  # imports torch: only for PyTorch uploads
+
+        return pytorch_intake.check(model_bytes, validation_bytes, task)
+    return check_onnx(model_bytes, validation_bytes, task)
 
 
-def _check_onnx(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
+def check_onnx(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
     uploaded = load_onnx(model_bytes)
     model = zipmap.unzipped(uploaded)
     signature = read_signature(model)
@@ -77,129 +75,7 @@ def _check_onnx(model_bytes: bytes, validation_bytes: bytes, task: str) -> Check
     )
 
 
-def _check_pytorch(model_bytes: bytes, validation_bytes: bytes, task: str) -> CheckedUpload:
-    import torch
-
-    from infaas.runtimes import pytorch_io, torch_archives
-
-    fmt = torch_archives.sniff_format(model_bytes)
-    torch_archives.scan_archive(model_bytes, fmt)
-    x = _validation_x(validation_bytes)
-    example = (torch.from_numpy(np.ascontiguousarray(x[:2])),)
-    try:
-        module: torch.nn.Module
-        if fmt == torch_archives.ModelFormat.TORCHSCRIPT:
-            module = pytorch_io.load_torchscript(model_bytes)
-            program: torch.jit.ScriptModule | torch.export.ExportedProgram = module
-            torchscript_bytes: bytes | None = model_bytes
-        else:
-            exported = pytorch_io.load_exported(model_bytes)
-            fixed = pytorch_io.static_batch(exported)
-            if fixed is not None:
-                return _check_static_program(exported, fixed, x, model_bytes, validation_bytes, task)
-            program = exported
-            module = exported.module()
-            torchscript_bytes = _trace(module, example)
-        with torch.inference_mode():
-            out = module(*example)
-    except InvalidModel:
-        raise
-    except Exception as exc:  # a model that loads but cannot run on its own validation rows
-        reason = str(exc)[:300]
-        raise InvalidModel("the PyTorch model does not run on the validation set", reason=reason) from exc
-    if not isinstance(out, torch.Tensor):
-        raise InvalidModel("the PyTorch model must return one tensor (its scores or predictions)")
-    signature = Signature(
-        inputs=(TensorSpec("x", x.dtype.name, (None, *x.shape[1:])),),
-        outputs=(TensorSpec("output", str(out.dtype).removeprefix("torch."), (None, *out.shape[1:])),),
-    )
-    arrays = load_validation(validation_bytes, signature, task=task)
-    check_output(tuple(out.shape), arrays["y"], task=task)
-    try:
-        onnx_bytes: bytes | None = pytorch_io.to_onnx(
-            program,
-            input_names=["x"],
-            example_inputs=example,
-            output_names=["output"],
-        )
-    except InvalidModel:
-        onnx_bytes = None  # kept as PyTorch variants only; the ONNX generators do not apply
-    return CheckedUpload(
-        model_bytes=model_bytes,
-        validation_bytes=validation_bytes,
-        signature=signature,
-        rows=len(arrays["y"]),
-        fmt=fmt.value,
-        onnx_bytes=onnx_bytes,
-        torchscript_bytes=torchscript_bytes,
-    )
-
-
-def _check_static_program(
-    exported: torch.export.ExportedProgram,
-    fixed: int,
-    x: np.ndarray,
-    model_bytes: bytes,
-    validation_bytes: bytes,
-    task: str,
-) -> CheckedUpload:
-    """A torch.export program whose batch is fixed (exported from one example without `dynamic_shapes`,
-    the call torch's documentation shows first): its guards refuse any other number of rows, so its
-    ONNX export, checked and made dynamic in its batch as an ONNX upload is, is what is served. It has
-    no TorchScript form (a trace would fix the batch again)."""
-    import torch
-
-    from infaas.runtimes import pytorch_io, torch_archives
-
-    onnx_bytes = pytorch_io.to_onnx(
-        exported,
-        input_names=["x"],
-        example_inputs=(torch.from_numpy(batch_axis.first_rows(x, fixed)),),
-        output_names=["output"],
-        dynamic_batch=False,
-    )
-    served = _check_onnx(onnx_bytes, validation_bytes, task)
-    return replace(
-        served,
-        model_bytes=model_bytes,
-        fmt=torch_archives.ModelFormat.TORCH_EXPORT.value,
-        torchscript_bytes=None,
-    )
-
-
-def _trace(module: object, example: tuple[object, ...]) -> bytes | None:
-    """TorchScript form of an exported program's module, for the PyTorch variants (None if untraceable)."""
-    import warnings
-
-    import torch
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            traced = torch.jit.trace(module, example)  # type: ignore[no-untyped-call]
-        buf = io.BytesIO()
-        torch.jit.save(traced, buf)
-        return buf.getvalue()
-    except Exception:
-        return None
-
-
-def _validation_x(data: bytes) -> np.ndarray:
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            if "x" not in npz.files:
-                raise InvalidInput("the validation set needs inputs under key 'x'")
-            x: np.ndarray = npz["x"]
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InvalidInput(
-            "the validation file is not a NumPy .npz archive (object arrays refused)", reason=str(exc)[:200]
-        ) from exc
-    if x.dtype.kind != "f" or x.ndim < 2 or len(x) < 2:
-        raise InvalidInput("validation 'x' for a PyTorch model must be a float array of at least 2 rows")
-    return _finite(x, "x")
-
-
-def _finite(x: np.ndarray, name: str) -> np.ndarray:
+def finite(x: np.ndarray, name: str) -> np.ndarray:
     """Refuse NaN and infinity (after the cast to the model's dtype, which can overflow): on such rows
     every variant would score the same, an all-NaN set giving each the accuracy 1.0."""
     if x.dtype.kind == "f" and not np.isfinite(x).all():
@@ -235,8 +111,8 @@ def load_validation(
             )
         if x.dtype.kind not in "fiub":
             raise InvalidInput(f"validation {name!r} must be numeric")
-        with np.errstate(over="ignore"):  # an overflow becomes infinity, refused by _finite
-            out[spec.name] = _finite(x.astype(spec.dtype, copy=False), name)
+        with np.errstate(over="ignore"):  # an overflow becomes infinity, refused by finite
+            out[spec.name] = finite(x.astype(spec.dtype, copy=False), name)
     y = out["y"]
     if task == "regression":
         _check_targets(y)

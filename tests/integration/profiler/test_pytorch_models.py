@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from services.profiler import service
 from services.registry.app import create_app
 from services.registry.deps import _session
 from tests.integration.registry.conftest import ADMIN, upload
+from tests.token_model import accuracy, token_model
 
 
 @pytest.fixture
@@ -173,3 +175,24 @@ def test_malicious_archive_is_refused_and_leaves_nothing(
     assert db_session.scalars(select(ModelRow).where(ModelRow.name == "evil")).all() == []
     root = settings.resolved_artifact_dir
     assert not root.exists() or not [p for p in root.rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize("form", ["torchscript", "exported"])
+def test_a_model_of_token_ids_and_a_mask_is_profiled_in_both_runtimes(
+    registry: TestClient, settings: Settings, tmp_path: Path, form: str
+) -> None:
+    """Two inputs named by the forward, one of them int64, and a tuple of outputs (`tests/token_model.py`):
+    every fp32 variant scores the module's own accuracy on the validation set."""
+    model = token_model(tmp_path)
+    name = f"tokens-{form}"
+    files = upload(getattr(model, form).read_bytes(), model.validation.read_bytes(), name=name)
+    response = registry.post("/v1/models", headers=ADMIN, **files)
+    assert response.status_code == 202, response.text
+    assert [i["name"] for i in response.json()["signature"]["inputs"]] == ["ids", "mask"]
+    ready = [v for v in profile(registry, settings, name) if v["status"] == "ready"]
+    assert {v["runtime"] for v in ready} == {"onnxruntime", "torchscript"}
+    expected = accuracy(model.module, model.validation)
+    assert expected > 0.85
+    for v in ready:
+        if v["precision"] == "fp32":
+            assert v["accuracy"] == pytest.approx(expected, abs=1e-6), v["id"]
