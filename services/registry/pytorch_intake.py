@@ -178,6 +178,7 @@ def _scores(shape: tuple[int, ...], out: torch.Tensor) -> bool:
 
 
 def _input(given: dict[str, np.ndarray], key: str, names: list[str]) -> np.ndarray:
+    """The validation array under `key`: numeric, batch first, at least 2 rows, finite."""
     if key not in given:
         takes = ", ".join(names)
         raise InvalidInput(
@@ -185,28 +186,25 @@ def _input(given: dict[str, np.ndarray], key: str, names: list[str]) -> np.ndarr
             "one-input model's rows go under 'x')",
             keys=sorted(given),
         )
-    return given[key]
+    x = given[key]
+    if x.dtype.kind not in "fiub" or x.ndim < 1 or len(x) < 2:
+        raise InvalidInput(
+            f"validation {key!r} for a PyTorch model must be a numeric array of at least 2 rows (rows first)",
+            got_shape=list(x.shape),
+            got_dtype=x.dtype.name,
+        )
+    return intake.finite(x, key)
 
 
 def _validation_inputs(data: bytes) -> dict[str, np.ndarray]:
-    """Every array of the validation `.npz` but the labels, never unpickled: numeric, batch first."""
+    """The arrays of the validation `.npz` but the labels, never unpickled (object arrays refused)."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files if k != "y"}
+            return {k: npz[k] for k in npz.files if k != "y"}
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
         raise InvalidInput(
             "the validation file is not a NumPy .npz archive (object arrays refused)", reason=str(exc)[:200]
         ) from exc
-    for key, x in arrays.items():
-        if x.dtype.kind not in "fiub" or x.ndim < 1 or len(x) < 2:
-            raise InvalidInput(
-                f"validation {key!r} for a PyTorch model must be a numeric array of at least 2 rows (rows "
-                "first)",
-                got_shape=list(x.shape),
-                got_dtype=x.dtype.name,
-            )
-        intake.finite(x, key)
-    return arrays
 
 
 def _trace(module: object, example: tuple[object, ...]) -> bytes | None:

@@ -115,3 +115,11 @@ def test_a_validation_array_of_strings_is_refused() -> None:
     np.savez(buf, x=np.array([["a", "b"], ["c", "d"]]), y=np.zeros(2, dtype=np.int64))
     with pytest.raises(InvalidInput, match="must be a numeric array"):
         check_upload(_script(_ReturnsADict()), buf.getvalue(), "classification")
+
+
+def test_arrays_the_model_does_not_take_are_left_alone(tokens: TokenModel) -> None:
+    data = np.load(tokens.validation)
+    buf = io.BytesIO()
+    np.savez(buf, ids=data["ids"], mask=data["mask"], y=data["y"], notes=np.array(["kept", "aside"]))
+    checked = check_upload(tokens.torchscript.read_bytes(), buf.getvalue(), "classification")
+    assert [s.name for s in checked.signature.inputs] == ["ids", "mask"]
