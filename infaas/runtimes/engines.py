@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def refuses_input(exc: BaseException) -> bool:
     """Whether a failed run was the query's values, not the instance: ONNX Runtime's INVALID_ARGUMENT
     (an index past an embedding's table, a value a kernel rejects; shapes and dtypes were checked at
-    the gateway) or an `IndexError` from a PyTorch module. Any other failure is the worker's."""
+    the gateway) or an `IndexError` from a PyTorch module (TorchScript's own wording of it included). Any other failure is the worker's."""
     return isinstance(exc, InvalidArgument | IndexError)
 
 
@@ -153,6 +153,9 @@ def _pad_rows(x: np.ndarray, rows: int) -> np.ndarray:
     return out
 
 
+_INDEX_ERROR = "index out of range in self"
+
+
 class TorchScriptRuntime(Runtime):
     """A TorchScript module (loaded with the scanned, pickle-safe loader) on CPU or CUDA."""
 
@@ -185,7 +188,14 @@ class TorchScriptRuntime(Runtime):
             args = [
                 torch.from_numpy(np.ascontiguousarray(inputs[n])).to(self.device) for n in self.input_names
             ]
-            out = self._module(*args)
+            try:
+                out = self._module(*args)
+            except RuntimeError as exc:
+                # The interpreter re-raises an eager IndexError (an id past an embedding's table) as a
+                # RuntimeError whose last line says so: the query's values, as eager PyTorch says.
+                if _INDEX_ERROR in str(exc):
+                    raise IndexError(_INDEX_ERROR) from exc
+                raise
         outs = out if isinstance(out, tuple | list) else (out,)
         return {n: o.detach().to("cpu").numpy() for n, o in zip(self.output_names, outs, strict=True)}
 

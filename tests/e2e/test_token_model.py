@@ -102,6 +102,14 @@ def test_token_ids_the_model_refuses_are_the_callers_error(
         )
     assert past.status_code == 422, past.text
     assert "refused" in past.text
+    ready = running.admin.get(f"/v1/models/{NAME}/variants", params={"status": "ready"}).json()
+    variants = ready["variants"] if isinstance(ready, dict) else ready
+    scripted = next(str(v["id"]) for v in variants if v["runtime"] == "torchscript")
+    with running.client(key) as client:  # TorchScript says it in its own words: the same 422
+        pinned = {"ids": bad.tolist(), "mask": mask[:2].tolist()}
+        past_scripted = client.post(f"/v1/models/{NAME}/infer", json={"inputs": pinned, "variant": scripted})
+    assert past_scripted.status_code == 422, past_scripted.text
+    assert "index out of range" in past_scripted.text
     assert fractional.status_code == 422, fractional.text
     assert missing.status_code == 422, missing.text
     assert "mask" in missing.text
