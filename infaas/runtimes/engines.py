@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 def refuses_input(exc: BaseException) -> bool:
     """Whether a failed run was the query's values, not the instance: ONNX Runtime's INVALID_ARGUMENT
     (an index past an embedding's table, a value a kernel rejects; shapes and dtypes were checked at
-    the gateway) or an `IndexError` from a PyTorch module (TorchScript's own wording of it included). Any other failure is the worker's."""
+    the gateway) or an `IndexError` from a PyTorch module (`TorchScriptRuntime` raises one for the
+    interpreter's wording of it). Any other failure is the worker's."""
     return isinstance(exc, InvalidArgument | IndexError)
 
 
