@@ -18,9 +18,9 @@ EventKind = Literal[
     "pipeline_planner",
 ]
 """Who decided: the planner's two autoscalers; the launcher's supervisor (a service exited, was restarted,
-is crash-looping); the registry (state republished to Redis); the profiler side (a profile's lease lost,
-profiling again); a worker failure (declared: why and by whom; recovered: each model's MTTR); the
-failover that follows it (warm backups placed, warm and progressive failover steps)."""
+is crash-looping); the registry (state republished to Redis, a model deleted); the profiler side (a
+profile's lease lost, profiling again); a worker failure (declared: why and by whom; recovered: each
+model's MTTR); the failover that follows it (warm backups placed, warm and progressive failover steps)."""
 Outcome = Literal["decided", "done", "failed"]
 
 
@@ -33,7 +33,8 @@ class Event(BaseModel):
     action: str = Field(
         description=(
             "replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, "
-            "drain_worker, exited, restarted, crash_loop, republish, reprofile, declared, recovered, …"
+            "drain_worker, exited, restarted, crash_loop, republish, delete, reprofile, declared, "
+            "recovered, …"
         )
     )
     model: str | None = None

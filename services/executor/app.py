@@ -38,6 +38,7 @@ from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
 from services.executor.push import start_server
 from services.executor.serving import inline_threshold_ms
+from services.executor.stale import StaleSweep
 
 log = logging.getLogger("infaas.executor")
 
@@ -228,6 +229,23 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
 
         app.state.beat = beat
 
+        sweep = StaleSweep()
+
+        async def unload_stale() -> bool:
+            """Unload instances of deleted or re-registered models (`stale.py`); whether any went. A
+            failed read only skips this heartbeat's sweep, never the heartbeat."""
+            loaded = {vid: i.profile.artifact_digest for vid, i in host.instances.items()}
+            try:
+                stale = await sweep(redis, loaded)
+            except Exception as exc:  # noqa: BLE001 (Redis away: the heartbeat says so)
+                log.debug("stale-instance sweep skipped: %s", exc)
+                return False
+            unloaded = False
+            for vid, why in stale:
+                log.warning("unloading %s: %s", vid, why)
+                unloaded |= await host.unload(vid)
+            return unloaded
+
         async def heartbeat_loop() -> None:
             registered = False
             while True:
@@ -244,7 +262,7 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
                         )
                         registered = True
                         log.info("registered worker %s at %s", worker_id, url)
-                    await beat(tick=True)
+                    await beat(tick=True, changed=await unload_stale())
                 except Exception as exc:  # registry or Redis briefly away: keep trying
                     log.warning("heartbeat failed: %s", exc)
                 await asyncio.sleep(settings.heartbeat_interval_s)

@@ -16,8 +16,8 @@ from infaas.data import store
 from infaas.wire.frames import decode_frame
 from services.executor import metrics
 from services.executor.batching import Delay, batch_delay
-from services.executor.queries import Query, answer_on_connection, refuse
-from services.executor.serving import ROW_COUPLED_PRECISIONS, Instance, Worker, serve_queries
+from services.executor.queries import Query, answer_on_connection, refusal, refuse
+from services.executor.serving import ROW_COUPLED_PRECISIONS, Instance, Worker, other_artifact, serve_queries
 
 log = logging.getLogger("infaas.executor")
 
@@ -229,6 +229,12 @@ async def serve_entries(
 
     def publish(q: Query, frame: bytes) -> None:
         pipe.publish(str(q.header["reply"]), frame)
+
+    for q in [q for q in queries if other_artifact(instance, q.header) is not None]:
+        # Meant for the artifact its model was registered again with: back to its sender, as a push
+        # refused (it has the new artifact loaded); this instance goes at its next heartbeat.
+        queries.remove(q)
+        publish(q, refusal(q.header, worker.worker_id, str(other_artifact(instance, q.header))))
 
     async def flush() -> None:
         await pipe.execute()

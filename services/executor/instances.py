@@ -24,7 +24,7 @@ from services.executor.batching import AIMD
 from services.executor.consumers import consume_inbox, consume_stream, refuse_inbox
 from services.executor.instance_state import InstanceMonitor, Status
 from services.executor.queries import Query
-from services.executor.serving import Instance
+from services.executor.serving import Instance, other_artifact
 
 log = logging.getLogger("infaas.executor")
 
@@ -79,10 +79,13 @@ class InstanceHost:
                 worker_hardware=self.hardware,
             )
         existing = self.instances.get(profile.id)
-        if existing is not None and existing.state != "failed":
+        stale = existing is not None and existing.profile.artifact_digest != profile.artifact_digest
+        if existing is not None and existing.state != "failed" and not stale:
             return existing  # loading, or busy (overloaded/interfered): one instance per variant here
         if existing is not None:
-            await self.unload(profile.id)  # a failed instance is replaced
+            if stale:
+                log.warning("replacing %s: its model was registered again with another artifact", profile.id)
+            await self.unload(profile.id)  # a failed instance, or one of another artifact, is replaced
         pending = self._loading.get(profile.id)
         if pending is not None:
             return await asyncio.shield(pending)
@@ -178,6 +181,8 @@ class InstanceHost:
             return f"the instance of {vid} is draining"
         if instance.state == "failed":
             return f"the instance of {vid} failed: {instance.error}"
+        if (other := other_artifact(instance, query.header)) is not None:
+            return other
         instance.inbox.append(query)  # a loading instance serves it once loaded
         instance.wake.set()
         return None

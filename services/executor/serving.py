@@ -89,6 +89,17 @@ class Instance:
         return self.monitor.status.state
 
 
+def other_artifact(instance: Instance, header: dict[str, Any]) -> str | None:
+    """Why `instance` must not answer a query whose sender meant another artifact of its variant id (a
+    model deleted and registered again under its name reuses its variant ids), or None. The sender
+    then sends it elsewhere, or has the new artifact loaded; a header without a digest is not checked."""
+    meant = header.get("digest")
+    if meant is None or meant == instance.profile.artifact_digest:
+        return None
+    vid = instance.profile.id
+    return f"the instance of {vid} runs another artifact than the query's (its model was registered again)"
+
+
 async def serve_queries(
     worker: Worker,
     instance: Instance,

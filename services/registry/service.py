@@ -23,6 +23,7 @@ from infaas.core.errors import (
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore, digest_of
 from infaas.data.db import ApiKeyRow, AppRow, ModelRow, ParityModelRow, VariantRow, WorkerRow, utcnow
+from infaas.data.events import event_row
 from infaas.runtimes.hardware import KINDS
 from infaas.schemas.api import (
     AppCreate,
@@ -238,6 +239,19 @@ def delete_model(
     session.execute(delete(ParityModelRow).where(ParityModelRow.model_id == row.id))
     session.execute(delete(VariantRow).where(VariantRow.model_id == row.id))
     session.execute(delete(ModelRow).where(ModelRow.id == row.id))
+    session.add(  # in the deletion's own transaction: no deletion without its event, nor the reverse
+        event_row(
+            kind="registry",
+            action="delete",
+            outcome="done",
+            reason=(
+                f"model {name!r} deleted: {len(vids)} variant(s) withdrawn; executors unload their "
+                "instances at their next heartbeat, and its name may be registered again"
+            ),
+            model=name,
+            details={"app": app.name if app else None, "variants": vids},
+        )
+    )
     session.commit()
     store.remove_variants(r, model=name, app=app.name if app else "", vids=vids)
     for digest in digests:

@@ -338,7 +338,7 @@ class Dispatcher:
         if self.failover.recovering:  # a model recovering from a failure: this answer may end it
             self.failover.answered(decision.variant.model, decision.variant.id, str(reply_header["worker"]))
         if key is not None:
-            self.cache.put(key, outputs, variant=decision.variant.id)
+            self.cache.put(key, outputs, variant=decision.variant.id, digest=decision.variant.artifact_digest)
         reason = decision.reason + (
             "; cold start: the instance was loaded for this query" if loaded_now else ""
         )
@@ -370,12 +370,11 @@ class Dispatcher:
         """The query's worker refused it or went away: forget that instance (or the whole worker) and
         decide again, at most three times and while the query can still be answered in time."""
         vid = decision.variant.id
-        if target is not None:
-            if lost.refused:
-                self.snapshot.note_instance(target.id, vid, None)
-            else:
-                self.snapshot.note_unreachable(target.push)
         where = target.id if target is not None else lost.worker
+        if lost.refused:  # pushed, or read from the stream by an instance that would not run it
+            self.snapshot.note_instance(where, vid, None)
+        elif target is not None:
+            self.snapshot.note_unreachable(target.push)
         redirected.append(f"{where} {'refused it' if lost.refused else 'was lost'} ({lost.reason})")
         metrics.REDISPATCHED.labels("refused" if lost.refused else "worker_lost").inc()
         if len(redirected) > 3 or time.perf_counter() >= wait_until:
@@ -396,7 +395,9 @@ class Dispatcher:
         if hit is None or (pinned is not None and hit.variant != pinned):
             return None
         computed_by = self.snapshot.snapshot.variants.get(hit.variant)
-        if computed_by is None or not accurate_enough(computed_by, req):
+        if computed_by is None or computed_by.artifact_digest != hit.digest:
+            return None  # gone, or its model registered again since: another artifact under its id
+        if not accurate_enough(computed_by, req):
             return None
         if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
             return None

@@ -1,12 +1,14 @@
 """The prediction cache: LRU over (model, input digest) with a bound on memory (Clipper §3).
 
-Each entry remembers which variant computed it: variants of one model differ in accuracy, so the
-scheduler answers from the cache only when that variant meets the query, and names it.
+Each entry remembers which variant computed it, and from which artifact: variants of one model differ
+in accuracy, so the scheduler answers from the cache only when that variant meets the query, and names
+it; and only while that variant id still stands for the same artifact (a model deleted and registered
+again under its name reuses its variant ids).
 
 An entry is one immutable `bytes` wire frame of the outputs (plus the variant's id), decoded on a hit.
 Two reasons: the bound counts what an entry really costs (the frame, the key and a fixed per-entry
 overhead — counting only the arrays' bytes let a "64 MiB" cache of small answers grow to gigabytes),
-and the garbage collector has nothing to scan in it (a tuple of a bytes and a str is untracked), where
+and the garbage collector has nothing to scan in it (a tuple of a bytes and two strs is untracked), where
 a dict of arrays per entry made every full collection walk the whole cache, stalling the gateway when
 the cache was large.
 """
@@ -32,6 +34,9 @@ class CachedAnswer(NamedTuple):
     """Read-only views over the cached frame."""
     variant: str
     """The variant that computed the outputs."""
+    digest: str
+    """The artifact it ran: a model deleted and registered again under its name reuses its variant
+    ids, and its old answers must not pass for the new model's."""
 
 
 def input_digest(inputs: Mapping[str, np.ndarray]) -> str:
@@ -50,7 +55,7 @@ class PredictionCache:
         self.bytes = 0
         self.hits = 0
         self.misses = 0
-        self._data: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
+        self._data: OrderedDict[str, tuple[bytes, str, str]] = OrderedDict()
 
     @staticmethod
     def key(model: str, digest: str) -> str:
@@ -68,9 +73,11 @@ class PredictionCache:
         self._data.move_to_end(key)
         self.hits += 1
         _, outputs = decode_frame(found[0])
-        return CachedAnswer(outputs, found[1])
+        return CachedAnswer(outputs, found[1], found[2])
 
-    def put(self, key: str, outputs: Mapping[str, np.ndarray], *, variant: str = "") -> None:
+    def put(
+        self, key: str, outputs: Mapping[str, np.ndarray], *, variant: str = "", digest: str = ""
+    ) -> None:
         frame = encode_frame({}, outputs)  # a copy: the arrays may be views over a reused buffer
         size = self.entry_bytes(key, frame)
         if size > self.max_bytes:
@@ -78,7 +85,7 @@ class PredictionCache:
         old = self._data.pop(key, None)
         if old is not None:
             self.bytes -= self.entry_bytes(key, old[0])
-        self._data[key] = (frame, variant)
+        self._data[key] = (frame, variant, digest)
         self.bytes += size
         while self.bytes > self.max_bytes and self._data:
             evicted_key, evicted = self._data.popitem(last=False)

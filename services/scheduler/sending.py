@@ -102,6 +102,8 @@ class Sender:
             {
                 "id": qid,
                 "variant": decision.variant.id,
+                # which artifact: a model registered again under its name reuses its variant ids
+                "digest": decision.variant.artifact_digest,
                 "reply": self.replies.channel,
                 "enqueued_at": time.time(),
                 "drop_after": drop_after,

@@ -31,7 +31,7 @@ class Event:
 
         Attributes:
             action (str): replicate, upgrade, downgrade, remove, load, migrate, request_worker, add_worker, drain_worker,
-                exited, restarted, crash_loop, republish, reprofile, declared, recovered, …
+                exited, restarted, crash_loop, republish, delete, reprofile, declared, recovered, …
             at (datetime.datetime):
             id (int):
             kind (EventKind):
