@@ -95,9 +95,11 @@ class OfflineRunner:
         OFFLINE_YIELD.inc(time.monotonic() - start)
 
     async def _session(self, profile: VariantProfile) -> Runtime:
-        runtime = self.sessions.get(profile.id)
+        # By artifact, not variant id: a model registered again under its name reuses its variant ids.
+        key = f"{profile.id}@{profile.artifact_digest}"
+        runtime = self.sessions.get(key)
         if runtime is not None:
-            self.sessions.move_to_end(profile.id)
+            self.sessions.move_to_end(key)
             return runtime
         try:
             path = await asyncio.to_thread(self.host.artifacts.path, profile.artifact_digest)  # may download
@@ -106,7 +108,7 @@ class OfflineRunner:
             await asyncio.get_running_loop().run_in_executor(self.pool, runtime.load)
         except Exception as exc:
             raise Unavailable(f"loading {profile.id} for offline work failed", reason=str(exc)[:300]) from exc
-        self.sessions[profile.id] = runtime
+        self.sessions[key] = runtime
         while len(self.sessions) > self.max_sessions:
             _, old = self.sessions.popitem(last=False)
             old.unload()

@@ -1,10 +1,12 @@
 """A model deleted and registered again under its name with other weights: the common way to update a
 model. Its variant ids are the same as before, so every place that knew the old ones must not answer
-with the old weights: not the prediction cache, not the instances still loaded on the executors. The
-old instances go at a heartbeat, and the deletion is an event."""
+with the old weights: not the prediction cache, not the instances still loaded on the executors. Nor the
+executors' offline sessions, which offline jobs run on. The old instances go at a heartbeat, and the
+deletion is an event."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,7 @@ import orjson
 from onnx import numpy_helper
 
 from tests.e2e.conftest import RunningSuite
+from tests.e2e.jobs.helpers import wait_for as wait_job
 from tests.e2e.wine import CHEM, wine_body, wine_model, wine_rows
 from tests.polling import wait_for
 
@@ -58,6 +61,29 @@ def test_a_model_registered_again_answers_with_its_new_weights(running: RunningS
         assert answer.status_code == 202, answer.text
         assert running.wait_ready(NAME, timeout_s=300)["status"] == "ready"
 
+    def job(model: bytes) -> None:
+        """An offline job over the rows: run by the executors' offline sessions, not the instances."""
+        buffer = io.BytesIO()
+        np.savez(buffer, chem=rows[:, :CHEM], color=rows[:, CHEM:])
+        with running.client(key) as client:
+            accepted = client.post(
+                "/v1/jobs",
+                files={"input": ("in.npz", buffer.getvalue(), "application/octet-stream")},
+                data={"metadata": orjson.dumps({"model": NAME, "chunk_rows": 3}).decode()},
+            )
+            assert accepted.status_code == 202, accepted.text
+            done = wait_job(
+                client, accepted.json()["id"], until=lambda j: j["state"] in ("succeeded", "failed")
+            )
+            assert done["state"] == "succeeded", done
+            result = client.get(f"/v1/jobs/{done['id']}/result")
+        with np.load(io.BytesIO(result.content), allow_pickle=False) as archive:
+            got = archive[archive.files[0]]
+        # the job may run an int8 form as accurate as the model: its answers, not exactly its logits
+        expected = _logits(model, rows)
+        np.testing.assert_array_equal(got.argmax(1), expected.argmax(1))
+        np.testing.assert_allclose(got, expected, atol=0.1)
+
     def ask(i: int) -> dict[str, object]:
         with running.client(key) as client:
             answer = client.post(
@@ -74,6 +100,7 @@ def test_a_model_registered_again_answers_with_its_new_weights(running: RunningS
     old = _logits(first, rows)
     for i, body in enumerate(before):
         np.testing.assert_allclose(body["outputs"]["logits"][0], old[i], atol=1e-4)  # type: ignore[index]
+    job(first)
     served = {str(b["variant"]) for b in before}
     assert _loaded(running, served), "the variant that answered is loaded somewhere"
 
@@ -91,3 +118,4 @@ def test_a_model_registered_again_answers_with_its_new_weights(running: RunningS
     for i in range(6):  # the same rows as before (a cache would know them) and new ones
         body = ask(i)
         np.testing.assert_allclose(body["outputs"]["logits"][0], new[i], atol=1e-4)  # type: ignore[index]
+    job(second)

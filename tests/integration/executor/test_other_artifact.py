@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 import redis.asyncio as aioredis
@@ -20,6 +21,7 @@ from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import decode_frame, encode_frame
 from services.executor.consumers import serve_entries
 from services.executor.instances import InstanceHost
+from services.executor.offline import OfflineRunner
 from services.executor.queries import Query
 from services.executor.stale import StaleSweep
 from tests.factories import variant_profile
@@ -119,3 +121,15 @@ async def test_the_sweep_finds_re_registered_and_deleted_variants(
     await redis.delete(store.PUBLISHED)
     assert await StaleSweep()(redis, {VID: new}) == []  # Redis without the publication says nothing
     assert await sweep(redis, {VID: new}) == []
+
+
+async def test_offline_work_runs_the_artifact_its_profile_names(host: tuple[InstanceHost, str, str]) -> None:
+    served, old, new = host
+    runner = OfflineRunner(served)
+    try:
+        x = {"token_ids": tokens()[:5]}
+        before = (await runner.run(_profile(old), x))["logits"]
+        after = (await runner.run(_profile(new), x))["logits"]  # same variant id, other weights
+        np.testing.assert_allclose(after, -before, rtol=1e-5, atol=1e-6)
+    finally:
+        runner.close()
