@@ -12,6 +12,7 @@ import httpx
 import psutil
 import pytest
 
+from infaas.core.config import Settings
 from tests.e2e.conftest import _settings
 from tests.polling import wait_for
 
@@ -25,7 +26,9 @@ def up(url: str) -> bool:
         return False
 
 
-def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path: Path) -> None:
+def launch(tmp_path: Path) -> tuple[Settings, subprocess.Popen[bytes], Path]:
+    """`infaas run --no-demo` with its embedded Redis, up and saying so: (its settings, the launcher,
+    its output's file)."""
     settings = _settings(tmp_path / "var")
     env = {**settings.child_env(), "INFAAS_REDIS_URL": ""}  # the launcher starts its embedded Redis
     log = tmp_path / "launcher.log"
@@ -33,9 +36,19 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path: Path) -
         launcher = subprocess.Popen(
             [sys.executable, "-m", "infaas_cli.main", "run", "--no-demo"], env=env, stdout=out, stderr=out
         )
+    url = f"http://127.0.0.1:{settings.gateway_port}"
     try:
-        url = f"http://127.0.0.1:{settings.gateway_port}"
         wait_for(lambda: up(url) and "press Ctrl-C" in log.read_text(), what="the suite up", timeout_s=120)
+    except BaseException:
+        launcher.kill()
+        launcher.wait()
+        raise
+    return settings, launcher, log
+
+
+def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path: Path) -> None:
+    _, launcher, log = launch(tmp_path)
+    try:
         children = psutil.Process(launcher.pid).children(recursive=True)
         names = {c.name() for c in children}
         assert any("redis" in n for n in names), names
@@ -55,17 +68,10 @@ def test_a_second_ctrl_c_while_stopping_leaves_nothing_running(tmp_path: Path) -
 def test_a_sigkilled_launcher_takes_its_processes_with_it(tmp_path: Path) -> None:
     """SIGKILL runs no code in the launcher: its services hear it through their lifeline, the embedded
     Redis through the kernel's parent-death signal, and the ports are free for the next `infaas run`."""
-    settings = _settings(tmp_path / "var")
-    env = {**settings.child_env(), "INFAAS_REDIS_URL": ""}
-    log = tmp_path / "launcher.log"
+    settings, launcher, _ = launch(tmp_path)
+    url = f"http://127.0.0.1:{settings.gateway_port}"
     children: list[psutil.Process] = []
-    with log.open("wb") as out:
-        launcher = subprocess.Popen(
-            [sys.executable, "-m", "infaas_cli.main", "run", "--no-demo"], env=env, stdout=out, stderr=out
-        )
     try:
-        url = f"http://127.0.0.1:{settings.gateway_port}"
-        wait_for(lambda: up(url) and "press Ctrl-C" in log.read_text(), what="the suite up", timeout_s=120)
         children = psutil.Process(launcher.pid).children(recursive=True)
         assert len(children) >= 6, [c.cmdline() for c in children]
         launcher.kill()
