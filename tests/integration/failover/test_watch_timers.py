@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 import uvloop
@@ -15,7 +17,9 @@ import uvloop
 from infaas.data.pulses import Pulse, PulseSeal, parse_address
 from services.planner.failures import FailureWatch
 
+T = TypeVar("T")
 KEY = "int_watch_timer_key"
+LEFT_S = 10.0
 INTERVAL_S = 0.025
 
 
@@ -46,9 +50,27 @@ async def _silence_after_pulses(redis_url: str, rounds: int) -> tuple[list[float
         await client.aclose()
 
 
+def _on_uvloop(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work` on a uvloop loop, then give what it left running `LEFT_S` to stop. Not
+    `asyncio.Runner`: its close waits without a bound for every task it cancels, and a full run once
+    hung there for good after the watch's own stop had given up on a task (a Redis subscription's close
+    that did not end): the whole CI run stalled on one test."""
+    loop = uvloop.new_event_loop()
+    try:
+        return loop.run_until_complete(work)
+    finally:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            _, stuck = loop.run_until_complete(asyncio.wait(left, timeout=LEFT_S))
+            assert not stuck, f"tasks still running {LEFT_S} s after being cancelled: {stuck}"
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
 def test_a_silent_worker_is_declared_every_time_on_uvloop(redis_url: str) -> None:
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        acted_after, rejected = runner.run(_silence_after_pulses(redis_url, rounds=8))
+    acted_after, rejected = _on_uvloop(_silence_after_pulses(redis_url, rounds=8))
     # Without the re-arm, an early timer left the watch waiting for a pulse that never came: the
     # worker stayed heard for good (5 s here).
     assert all(s < 2.0 for s in acted_after), [round(s, 3) for s in acted_after]
