@@ -230,11 +230,15 @@ async def serve_entries(
     def publish(q: Query, frame: bytes) -> None:
         pipe.publish(str(q.header["reply"]), frame)
 
-    for q in [q for q in queries if other_artifact(instance, q.header) is not None]:
-        # Meant for the artifact its model was registered again with: back to its sender, as a push
-        # refused (it has the new artifact loaded); this instance goes at its next heartbeat.
-        queries.remove(q)
-        publish(q, refusal(q.header, worker.worker_id, str(other_artifact(instance, q.header))))
+    # A query meant for the artifact its model was registered again with goes back to its sender, as a
+    # push refused (it has the new artifact loaded); this instance goes at its next heartbeat.
+    runnable = []
+    for q in queries:
+        if (other := other_artifact(instance, q.header)) is None:
+            runnable.append(q)
+        else:
+            publish(q, refusal(q.header, worker.worker_id, other))
+    queries = runnable
 
     async def flush() -> None:
         await pipe.execute()

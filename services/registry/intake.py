@@ -83,18 +83,23 @@ def finite(x: np.ndarray, name: str) -> np.ndarray:
     return x
 
 
+def read_npz(data: bytes) -> dict[str, np.ndarray]:
+    """Every array of a validation `.npz`, never unpickled (object arrays refused)."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise InvalidInput(
+            "the validation file is not a NumPy .npz archive (object arrays refused)", reason=str(exc)[:200]
+        ) from exc
+
+
 def load_validation(
     data: bytes, signature: Signature, *, task: str = "classification"
 ) -> dict[str, np.ndarray]:
     """Read a validation `.npz` without ever unpickling, and check it against the signature and the
     labels against the task."""
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InvalidInput(
-            "the validation file is not a NumPy .npz archive (object arrays refused)", reason=str(exc)[:200]
-        ) from exc
+    arrays = read_npz(data)
     if "y" not in arrays:
         raise InvalidInput("the validation set needs labels under key 'y'")
     names = validation_keys(signature)

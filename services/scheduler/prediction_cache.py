@@ -5,12 +5,12 @@ in accuracy, so the scheduler answers from the cache only when that variant meet
 it; and only while that variant id still stands for the same artifact (a model deleted and registered
 again under its name reuses its variant ids).
 
-An entry is one immutable `bytes` wire frame of the outputs (plus the variant's id), decoded on a hit.
-Two reasons: the bound counts what an entry really costs (the frame, the key and a fixed per-entry
-overhead — counting only the arrays' bytes let a "64 MiB" cache of small answers grow to gigabytes),
-and the garbage collector has nothing to scan in it (a tuple of a bytes and two strs is untracked), where
-a dict of arrays per entry made every full collection walk the whole cache, stalling the gateway when
-the cache was large.
+An entry is one immutable `bytes` wire frame of the outputs (plus the variant's id and digest),
+decoded on a hit. Two reasons: the bound counts what an entry really costs (the frame, the key and a
+fixed per-entry overhead — counting only the arrays' bytes let a "64 MiB" cache of small answers grow to
+gigabytes), and the garbage collector has nothing to scan in it (a tuple of a bytes and two strs is
+untracked), where a dict of arrays per entry made every full collection walk the whole cache, stalling
+the gateway when the cache was large.
 """
 
 from __future__ import annotations
