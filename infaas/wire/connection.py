@@ -28,6 +28,9 @@ class FramedProtocol(asyncio.Protocol, abc.ABC):
         self._buf = bytearray()
         self._out: list[bytes] = []
         self.closed = False
+        self.frames_behind = False
+        """While `frame_received` runs: whether more of the stream came in the same read behind the
+        frame (a receiver may then wait to handle them together)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports implement the interface without subclassing asyncio's classes.
@@ -68,6 +71,7 @@ class FramedProtocol(asyncio.Protocol, abc.ABC):
             start = pos + _LEN.size
             frame = bytes(view[start : start + size]) if copy else view[start : start + size]
             pos = start + size
+            self.frames_behind = pos < end
             try:
                 self.frame_received(frame)
             except Exception:  # one bad frame must not take the connection's other queries down
@@ -86,6 +90,10 @@ class FramedProtocol(asyncio.Protocol, abc.ABC):
             asyncio.get_running_loop().call_soon(self._flush)
         self._out.append(_LEN.pack(len(frame)))
         self._out.append(frame)
+
+    def flush(self) -> None:
+        """Write what `send` queued now rather than at the end of the loop turn."""
+        self._flush()
 
     def _flush(self) -> None:
         if not self._out or self.transport is None or self.transport.is_closing():

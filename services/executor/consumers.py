@@ -16,8 +16,16 @@ from infaas.data import store
 from infaas.wire.frames import decode_frame
 from services.executor import metrics
 from services.executor.batching import Delay, batch_delay
-from services.executor.queries import Query, answer_on_connection, refusal, refuse
-from services.executor.serving import ROW_COUPLED_PRECISIONS, Instance, Worker, other_artifact, serve_queries
+from services.executor.queries import Query, answer_at_once, answer_on_connection, refusal, refuse
+from services.executor.serving import (
+    ROW_COUPLED_PRECISIONS,
+    Instance,
+    Worker,
+    other_artifact,
+    runs_inline,
+    serve_inline,
+    serve_queries,
+)
 
 log = logging.getLogger("infaas.executor")
 
@@ -52,6 +60,25 @@ def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: dict[s
         )
     instance.delay = delay
     return delay
+
+
+def serve_now(worker: Worker, instance: Instance, query: Query) -> bool:
+    """Serve a pushed query where it arrived, if the inbox consumer would run it at once in a batch of
+    its own on the event loop anyway: the instance loaded, nothing waiting or running, no wait for batch
+    mates, an inline run. Its answer then leaves without the consumer's task switch, which on an idle
+    machine costs about as much as the run of a small model (docs/benchmarks.md). False: queue it."""
+    if (
+        instance.runtime is None
+        or instance.inbox
+        or instance.in_flight
+        or not runs_inline(worker, instance, query.rows)
+    ):
+        return False
+    delay = batch_delay_for(worker, instance, instance.aimd.limit(), query.header)
+    if delay.ms > 0 and query.rows < delay.target_rows:
+        return False
+    serve_inline(worker, instance, query, time.time(), answer_at_once)
+    return True
 
 
 def refuse_inbox(worker: Worker, instance: Instance, reason: str) -> None:

@@ -21,7 +21,7 @@ from infaas.runtimes.first_run import first_run
 from infaas.schemas.variants import VariantProfile
 from services.executor import metrics
 from services.executor.batching import AIMD
-from services.executor.consumers import consume_inbox, consume_stream, refuse_inbox
+from services.executor.consumers import consume_inbox, consume_stream, refuse_inbox, serve_now
 from services.executor.instance_state import InstanceMonitor, Status
 from services.executor.queries import Query
 from services.executor.serving import Instance, other_artifact
@@ -170,8 +170,9 @@ class InstanceHost:
         for vid in list(self.instances):
             await self.unload(vid)
 
-    def accept(self, query: Query) -> str | None:
-        """Queue a pushed query for its variant's instance; the reason it cannot be, if not (the sender
+    def accept(self, query: Query, *, alone: bool = False) -> str | None:
+        """Queue a pushed query for its variant's instance, or serve it now (`serve_now`) when it came
+        `alone` (no frame behind it to batch it with); the reason it cannot be, if not (the sender
         then sends it elsewhere: an unknown, draining or failed instance is not a lost query)."""
         vid = str(query.header.get("variant"))
         instance = self.instances.get(vid)
@@ -183,6 +184,8 @@ class InstanceHost:
             return f"the instance of {vid} failed: {instance.error}"
         if (other := other_artifact(instance, query.header)) is not None:
             return other
+        if alone and serve_now(self, instance, query):
+            return None
         instance.inbox.append(query)  # a loading instance serves it once loaded
         instance.wake.set()
         return None

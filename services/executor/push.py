@@ -59,7 +59,8 @@ class PushConnection(FramedProtocol):
             self._reject(frame, "the query carries no inputs")
             return
         rows = int(next(iter(inputs.values())).shape[0])
-        why_not = self.host.accept(Query(entry_id=b"", header=header, inputs=inputs, rows=rows, conn=self))
+        query = Query(entry_id=b"", header=header, inputs=inputs, rows=rows, conn=self)
+        why_not = self.host.accept(query, alone=not self.frames_behind)
         if why_not is not None:
             self.send(refusal(header, self.host.worker_id, why_not))
 

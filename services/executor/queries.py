@@ -50,6 +50,14 @@ def answer_on_connection(query: Query, frame: bytes) -> None:
     conn.send(frame)
 
 
+def answer_at_once(query: Query, frame: bytes) -> None:
+    """`answer_on_connection`, written now rather than at the end of the event loop's turn: for an
+    answer nothing else is batched with (`services.executor.consumers.serve_now`)."""
+    answer_on_connection(query, frame)
+    if query.conn is not None and not query.conn.closed:
+        query.conn.flush()
+
+
 def enqueued_at(query: Query, default: float) -> float:
     """When the query was enqueued, by its header; `default` when the header does not say."""
     value = query.header.get("enqueued_at")

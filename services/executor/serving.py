@@ -110,19 +110,9 @@ async def serve_queries(
 ) -> None:
     """Run `taken` in AIMD-limited batches and answer each query through `reply`; `flush` (if
     given) sends what `reply` queued between batches, so an earlier batch's answers do not wait."""
-    queries = []
-    expired = []
-    for query in taken:
-        instance.monitor.offered(query.rows)
-        drop_after = query.header.get("drop_after")
-        if isinstance(drop_after, int | float) and picked_at > drop_after:
-            expired.append(query)  # its caller has stopped waiting: running it would only add load
-        else:
-            queries.append(query)
+    queries = _live(worker, instance, taken, picked_at, reply)
     instance.in_flight += len(queries)
     try:
-        if expired:
-            _reply_expired(worker, reply, instance, expired, picked_at)
         coupled = instance.profile.precision in ROW_COUPLED_PRECISIONS
         grouped = batches(queries, 1 if coupled else instance.aimd.limit())
         for i, batch in enumerate(grouped):
@@ -131,6 +121,51 @@ async def serve_queries(
                 await flush()
     finally:
         instance.in_flight -= len(queries)
+
+
+def runs_inline(worker: Worker, instance: Instance, rows: int) -> bool:
+    """Whether a batch of `rows` runs on the event loop (`_run`) rather than on the instance's thread."""
+    return instance.profile.latency_ms(rows) <= worker.inline_ms
+
+
+def serve_inline(worker: Worker, instance: Instance, query: Query, picked_at: float, reply: Reply) -> None:
+    """Serve one query as a batch of its own on the event loop, now: what `serve_queries` does for it
+    when its batch `runs_inline`, without an await (the caller checked that it does)."""
+    if not _live(worker, instance, [query], picked_at, reply):
+        return
+    runtime = instance.runtime
+    assert runtime is not None
+    instance.in_flight += 1
+    try:
+        start = time.perf_counter()
+        alone: Alone | None = None
+        try:
+            outputs = run_chunked(runtime, query.inputs, instance.profile.max_batch)
+        except Exception as exc:
+            _log_failure(instance, [query], exc)
+            outputs, alone = {}, [({}, exc)]
+        _answer_batch(worker, reply, instance, [query], picked_at, start, outputs, alone)
+    finally:
+        instance.in_flight -= 1
+
+
+def _live(
+    worker: Worker, instance: Instance, taken: list[Query], picked_at: float, reply: Reply
+) -> list[Query]:
+    """The queries of `taken` still worth running, all counted as offered; those whose caller has
+    stopped waiting (`drop_after` passed) are answered as expired here: running them would only add load."""
+    queries = []
+    expired = []
+    for query in taken:
+        instance.monitor.offered(query.rows)
+        drop_after = query.header.get("drop_after")
+        if isinstance(drop_after, int | float) and picked_at > drop_after:
+            expired.append(query)
+        else:
+            queries.append(query)
+    if expired:
+        _reply_expired(worker, reply, instance, expired, picked_at)
+    return queries
 
 
 def _reply_expired(
@@ -153,7 +188,6 @@ async def _run_batch(
     worker: Worker, reply: Reply, instance: Instance, batch: list[Query], picked_at: float
 ) -> None:
     """Run one batch and hand each query's answer to `reply`."""
-    profile = instance.profile
     names = list(batch[0].inputs)
     if len(batch) == 1:
         merged = batch[0].inputs
@@ -161,17 +195,11 @@ async def _run_batch(
         merged = {n: np.concatenate([q.inputs[n] for q in batch]) for n in names}
     rows_total = sum(q.rows for q in batch)
     start = time.perf_counter()
-    alone: list[tuple[dict[str, np.ndarray], Exception | None]] | None = None
+    alone: Alone | None = None
     try:
         outputs = await _run(worker, instance, merged, rows_total)
     except Exception as exc:
-        # The frame carries each query's request id: the log line names every query the failure hit.
-        # Values the model refuses are the caller's error, said in its answer: one line, no traceback.
-        ids = {"request_ids": [q.header.get("request_id") for q in batch]}
-        if refuses_input(exc):
-            log.info("%s refused a batch's inputs: %s", profile.id, str(exc)[:300], extra=ids)
-        else:
-            log.exception("running %s failed", profile.id, extra=ids)
+        _log_failure(instance, batch, exc)
         outputs = {}
         # One query's values (a token id past the vocabulary) fail the whole run: each query runs
         # again alone, so only the queries that fail by themselves get an error. Costs runs only when
@@ -179,14 +207,40 @@ async def _run_batch(
         alone = (
             [(outputs, exc)] if len(batch) == 1 else [await _run_alone(worker, instance, q) for q in batch]
         )
+    _answer_batch(worker, reply, instance, batch, picked_at, start, outputs, alone)
+
+
+Alone = list[tuple[dict[str, np.ndarray], Exception | None]]
+"""After a failed batch run: each query's own outputs and error, from running it again by itself."""
+
+
+def _log_failure(instance: Instance, batch: list[Query], exc: Exception) -> None:
+    # The frame carries each query's request id: the log line names every query the failure hit.
+    # Values the model refuses are the caller's error, said in its answer: one line, no traceback.
+    ids = {"request_ids": [q.header.get("request_id") for q in batch]}
+    if refuses_input(exc):
+        log.info("%s refused a batch's inputs: %s", instance.profile.id, str(exc)[:300], extra=ids)
+    else:
+        log.exception("running %s failed", instance.profile.id, extra=ids)
+
+
+def _answer_batch(
+    worker: Worker,
+    reply: Reply,
+    instance: Instance,
+    batch: list[Query],
+    picked_at: float,
+    start: float,
+    outputs: dict[str, np.ndarray],
+    alone: Alone | None,
+) -> None:
+    """Hand each query's answer to `reply`, then account for the batch run since `start` (`alone`: the
+    run failed and each query ran again by itself, with these results): answers first, so that a reply
+    that writes at once (`answer_at_once`) is not held back by the accounting."""
+    profile = instance.profile
+    rows_total = sum(q.rows for q in batch)
     compute_s = time.perf_counter() - start
     compute_ms = compute_s * 1000
-    instance.busy_seconds += compute_s * profile.threads
-    if alone is None:  # a failed run (and its queries run again alone) says nothing of the instance's speed
-        instance.monitor.ran(rows_total, compute_ms)
-        budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
-        instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else worker.default_budget_ms)
-    metrics.observe_batch(profile.id, rows_total, compute_s)
     offset = 0
     for i, q in enumerate(batch):
         queue_s = max(0.0, picked_at - enqueued_at(q, picked_at))
@@ -194,7 +248,6 @@ async def _run_batch(
         error = None
         if alone is not None:
             part, error = alone[i]
-        metrics.observe_query(profile.id, queue_s, ok=error is None)
         head = {
             "id": q.header["id"],
             "worker": worker.worker_id,
@@ -209,6 +262,15 @@ async def _run_batch(
                 head["input_error"] = True
         offset += q.rows
         reply(q, encode_frame(head, part))
+    instance.busy_seconds += compute_s * profile.threads
+    if alone is None:  # a failed run (and its queries run again alone) says nothing of the instance's speed
+        instance.monitor.ran(rows_total, compute_ms)
+        budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
+        instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else worker.default_budget_ms)
+    metrics.observe_batch(profile.id, rows_total, compute_s)
+    for i, q in enumerate(batch):
+        ok = alone is None or alone[i][1] is None
+        metrics.observe_query(profile.id, max(0.0, picked_at - enqueued_at(q, picked_at)), ok=ok)
 
 
 async def _run(
@@ -217,7 +279,7 @@ async def _run(
     runtime = instance.runtime
     assert runtime is not None
     profile = instance.profile
-    if profile.latency_ms(rows) <= worker.inline_ms:
+    if runs_inline(worker, instance, rows):
         # Handing a short run to a thread costs more than the run itself (and on one core the
         # thread only takes turns with the event loop): the loop is blocked for the run instead.
         return run_chunked(runtime, inputs, profile.max_batch)
