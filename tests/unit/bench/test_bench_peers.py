@@ -1,5 +1,5 @@
 """The pure parts of `bench/peers/`: the models' batch-mate independence, each system's request bytes, the
-max-rate search and the ratios the report prints (no server is started)."""
+max-rate search, the ratios the report prints and the segment tool's stamps (no server is started)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import busy  # noqa: E402
 import measure  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
+import segments  # noqa: E402
 import systems  # noqa: E402
 
 
@@ -245,3 +246,24 @@ def test_interleaved_warms_each_condition_then_reverses_the_order_every_other_ro
 def test_cpu_per_query_names_the_busiest_processes_in_microseconds_per_answer() -> None:
     r = {"ok": 50, "server_cpu_s": {"gateway": 0.05, "executor": 0.025, "planner": 0.01, "jobs": 0.001}}
     assert measure.cpu_per_query(r) == "CPU µs/query gateway 1000, executor 500, planner 200"
+
+
+def test_every_segment_stamp_finds_its_anchor_once_in_the_tree() -> None:
+    """The segment tool edits a copy of the tree at these anchors: code that moves one must move it too,
+    or the tool would stop (it refuses to measure with a stamp missing)."""
+    root = Path(__file__).resolve().parents[3]
+    for rel, anchor, _ in segments.EDITS:
+        assert (root / rel).read_text().count(anchor) == 1, (rel, anchor)
+
+
+def test_segments_keep_only_queries_whose_stamps_are_all_there_and_in_order() -> None:
+    columns = (*segments.GATEWAY, "G5", *segments.EXECUTOR)
+    at = {k: 1.0 + segments.ORDER.index(k) * 1e-5 for k in columns}  # 10 µs between stamps in order
+    good = [at[k] for k in columns]
+    overlapped = dict(at, G3=at["G0"])  # another query's stamp: out of order
+    missing = dict(at, Gi=0.0)  # a stamp that was not set
+    rows = np.array([good, [overlapped[k] for k in columns], [missing[k] for k in columns]])
+    parts = segments.segments(rows)
+    assert parts["E0 → E1"].tolist() == pytest.approx([10.0])  # one query kept, in µs
+    assert parts["G0 → G5 (server)"].tolist() == pytest.approx([10.0 * (len(segments.ORDER) - 1)])
+    assert len(parts) == len(segments.ORDER)  # every consecutive pair, and the whole
