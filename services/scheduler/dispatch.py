@@ -338,7 +338,10 @@ class Dispatcher:
         if self.failover.recovering:  # a model recovering from a failure: this answer may end it
             self.failover.answered(decision.variant.model, decision.variant.id, str(reply_header["worker"]))
         if key is not None:
-            self.cache.put(key, outputs, variant=decision.variant.id, digest=decision.variant.artifact_digest)
+            # After this turn of the loop, so after the answer is written: the copy it keeps costs the
+            # query nothing. A query with the same inputs reaches the dispatcher in a later turn.
+            v = decision.variant
+            asyncio.get_running_loop().call_soon(self.cache.put, key, outputs, v.id, v.artifact_digest)
         reason = decision.reason + (
             "; cold start: the instance was loaded for this query" if loaded_now else ""
         )

@@ -75,9 +75,7 @@ class PredictionCache:
         _, outputs = decode_frame(found[0])
         return CachedAnswer(outputs, found[1], found[2])
 
-    def put(
-        self, key: str, outputs: Mapping[str, np.ndarray], *, variant: str = "", digest: str = ""
-    ) -> None:
+    def put(self, key: str, outputs: Mapping[str, np.ndarray], variant: str = "", digest: str = "") -> None:
         frame = encode_frame({}, outputs)  # a copy: the arrays may be views over a reused buffer
         size = self.entry_bytes(key, frame)
         if size > self.max_bytes:
