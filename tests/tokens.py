@@ -11,6 +11,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from sklearn.datasets import load_iris
 
+from infaas.schemas.variants import VariantProfile
+from tests.factories import variant_profile
+
 VOCABULARY, WIDTH = 20, 8
 
 
@@ -47,3 +50,17 @@ def validation_bytes() -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, x=tokens(), y=y.astype(np.int64))
     return buffer.getvalue()
+
+
+def token_profile(model: str, digest: str) -> VariantProfile:
+    """An fp32 CPU variant of this model, max batch 64, named `model`, serving the artifact `digest`."""
+    return variant_profile(
+        id=f"{model}.onnxruntime-basic-fp32-cpu-b64-t1",
+        model=model,
+        artifact_digest=digest,
+        signature_key="token_ids:int64:4",
+        input_names=("token_ids",),
+        output_names=("logits",),
+        max_batch=64,
+        latencies=((1, 1.0, 2.0), (64, 2.0, 3.0)),
+    )

@@ -21,23 +21,13 @@ from infaas.wire.frames import decode_frame
 from services.executor.instances import InstanceHost
 from services.executor.queries import Query
 from services.executor.serving import Instance, serve_queries
-from tests.factories import variant_profile
-from tests.tokens import model_bytes, tokens
+from tests.tokens import model_bytes, token_profile, tokens
 
 
 @pytest.fixture
 async def instance(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[InstanceHost, Instance]]:
     artifacts = LocalArtifactStore(tmp_path / "artifacts")
-    profile = variant_profile(
-        id="tokens.onnxruntime-basic-fp32-cpu-b64-t1",
-        model="tokens",
-        artifact_digest=artifacts.put(model_bytes()),
-        signature_key="token_ids:int64:4",
-        input_names=("token_ids",),
-        output_names=("logits",),
-        max_batch=64,
-        latencies=((1, 1.0, 2.0), (64, 2.0, 3.0)),
-    )
+    profile = token_profile("tokens", artifacts.put(model_bytes()))
     client = aioredis.Redis.from_url(redis_url)
     host = InstanceHost(worker_id="w-tokens", redis=client, artifacts=artifacts)
     loaded = await host.load(profile)

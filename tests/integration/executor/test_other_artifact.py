@@ -24,8 +24,7 @@ from services.executor.instances import InstanceHost
 from services.executor.offline import OfflineRunner
 from services.executor.queries import Query
 from services.executor.stale import StaleSweep
-from tests.factories import variant_profile
-from tests.tokens import model_bytes, tokens
+from tests.tokens import model_bytes, token_profile, tokens
 
 VID = "tokens-again.onnxruntime-basic-fp32-cpu-b64-t1"
 
@@ -39,16 +38,7 @@ def _negated() -> bytes:
 
 
 def _profile(digest: str) -> VariantProfile:
-    return variant_profile(
-        id=VID,
-        model="tokens-again",
-        artifact_digest=digest,
-        signature_key="token_ids:int64:4",
-        input_names=("token_ids",),
-        output_names=("logits",),
-        max_batch=64,
-        latencies=((1, 1.0, 2.0), (64, 2.0, 3.0)),
-    )
+    return token_profile("tokens-again", digest)
 
 
 @pytest.fixture

@@ -23,8 +23,7 @@ from services.executor.consumers import consume_inbox
 from services.executor.instances import InstanceHost
 from services.executor.push import start_server
 from services.executor.serving import Instance
-from tests.factories import variant_profile
-from tests.tokens import model_bytes, tokens
+from tests.tokens import model_bytes, token_profile, tokens
 
 VID = "tokens-arrive.onnxruntime-basic-fp32-cpu-b64-t1"
 KEY = "internal-key-for-this-test"
@@ -65,16 +64,7 @@ async def _served(
         max_queue_delay_ms=max_queue_delay_ms,
         inline_ms=float("inf"),  # every batch on the event loop, as on a one-core worker
     )
-    profile = variant_profile(
-        id=VID,
-        model="tokens-arrive",
-        artifact_digest=digest,
-        signature_key="token_ids:int64:4",
-        input_names=("token_ids",),
-        output_names=("logits",),
-        max_batch=64,
-        latencies=((1, 1.0, 2.0), (64, 2.0, 3.0)),
-    )
+    profile = token_profile("tokens-arrive", digest)
     instance = await host.load(profile)
     server, addr = await start_server(
         host,
