@@ -16,7 +16,7 @@ Segments (gateway G, executor E):
   G0 request parsed  → Ga caller's key checked → Gb model looked up → Gc body parsed → Gd inputs checked
   → Ge dispatcher entered → Gf variant decided → Gg cache looked up → Gh admitted → G1 sender entered
   → G2 frame written → E0 executor read it → E1 decoded → E2 picked for a run → E3 run started → E4 run
-  done → E5 answer encoded → G3 gateway read it → G4 sender resumed → Gi admission told → Gj cached
+  done → E5 answer encoded → G3 gateway read it → G4 sender resumed with it decoded → Gi admission told → Gj cached
   → Gk answer built → Gl demand counted → Gm JSON encoded → Gn metrics → G5 response written.
 """
 
@@ -146,14 +146,14 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "services/scheduler/sending.py",
-        "            reply_header, outputs = decode_frame(await until(future, wait_until))\n",
-        "            reply_header, outputs = decode_frame(await until(future, wait_until))\n"
+        "            reply_header, outputs = await until(future, wait_until)",
+        "            reply_header, outputs = await until(future, wait_until)\n"
         "            st('G4')\n            S['EX'] = list(reply_header.get('_st', []))\n",
     ),
     (
         "services/scheduler/push.py",
-        '        qid = str(peek_header(frame).get("id"))\n',
-        f"        {ST}st('G3')\n        qid = str(peek_header(frame).get(\"id\"))\n",
+        "        qid = resolve(self.pool.waiting, frame, self.addr)\n",
+        f"        {ST}st('G3')\n        qid = resolve(self.pool.waiting, frame, self.addr)\n",
     ),
     ("infaas/wire/connection.py", "import struct\n", "import struct\nimport time\n"),
     (

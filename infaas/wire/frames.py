@@ -44,6 +44,10 @@ def encode_frame(header: Mapping[str, Any], tensors: Mapping[str, np.ndarray]) -
     return b"".join([_LEN.pack(len(head)), head, *chunks])
 
 
+Decoded = tuple[dict[str, Any], dict[str, np.ndarray]]
+"""A decoded frame: its header and its tensors by name."""
+
+
 def peek_header(frame: bytes | memoryview) -> dict[str, Any]:
     """Only the JSON header of a frame (for routing an answer without touching its tensors)."""
     if len(frame) < _LEN.size:
@@ -58,7 +62,7 @@ def peek_header(frame: bytes | memoryview) -> dict[str, Any]:
     return header
 
 
-def decode_frame(frame: bytes | memoryview) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def decode_frame(frame: bytes | memoryview) -> Decoded:
     """Unpack a frame; a malformed frame is a `BadRequest`, never an exception from NumPy."""
     if len(frame) < _LEN.size:
         raise BadRequest("truncated frame")

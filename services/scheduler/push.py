@@ -19,9 +19,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import cast
 
+from infaas.core.errors import BadRequest
 from infaas.wire import loopback
 from infaas.wire.connection import FramedProtocol, split_addr
-from infaas.wire.frames import peek_header
+from infaas.wire.frames import Decoded, decode_frame, peek_header
 from infaas.wire.handshake import encode_hello
 
 log = logging.getLogger("infaas.scheduler")
@@ -37,6 +38,34 @@ class WorkerLost(Exception):
         self.refused = refused  # the worker is alive but will not run it (no such instance, draining)
 
 
+Waiting = dict[str, asyncio.Future[Decoded]]
+"""The dispatcher's futures by query id, each resolved by its query's decoded answer."""
+
+
+def resolve(waiting: Waiting, frame: bytes | memoryview, source: str) -> str | None:
+    """Hand an answer frame, decoded once here, to the future waiting for its query (the tensors are
+    views over an immutable chunk or a copy: safe to keep); returns the query's id. An answer whose
+    tensors cannot be read fails its query as a lost worker, so that it is sent elsewhere; one whose
+    id cannot be read tells nobody (None: its query's deadline covers it)."""
+    try:
+        decoded = decode_frame(frame)
+    except BadRequest as exc:
+        log.warning("an unreadable answer from %s: %s", source, exc)
+        try:
+            qid = str(peek_header(frame).get("id"))
+        except BadRequest:
+            return None
+        future = waiting.get(qid)
+        if future is not None and not future.done():
+            future.set_exception(WorkerLost(source, f"its answer could not be read ({exc})"))
+        return qid
+    qid = str(decoded[0].get("id"))
+    future = waiting.get(qid)
+    if future is not None and not future.done():  # else answered already, or no longer waited for
+        future.set_result(decoded)
+    return qid
+
+
 class _Connection(FramedProtocol):
     def __init__(self, pool: PushPool, addr: str, *, max_frame_bytes: int) -> None:
         super().__init__(max_frame_bytes=max_frame_bytes)
@@ -50,12 +79,9 @@ class _Connection(FramedProtocol):
         self.send(self.pool.hello)  # before any query: the executor reads nothing else first
 
     def frame_received(self, frame: bytes | memoryview) -> None:
-        # A view is safe to keep: it is over an immutable chunk or a copy (infaas.wire.connection).
-        qid = str(peek_header(frame).get("id"))
-        self.sent.discard(qid)
-        future = self.pool.waiting.get(qid)
-        if future is not None and not future.done():
-            future.set_result(frame)
+        qid = resolve(self.pool.waiting, frame, self.addr)
+        if qid is not None:
+            self.sent.discard(qid)
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
@@ -79,7 +105,7 @@ class PushPool:
 
     def __init__(
         self,
-        waiting: dict[str, asyncio.Future[bytes | memoryview]],
+        waiting: Waiting,
         *,
         internal_key: str,
         max_frame_bytes: int,

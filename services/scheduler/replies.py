@@ -13,7 +13,8 @@ import redis.asyncio as aioredis
 
 from infaas.data import store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
-from infaas.wire.frames import peek_header
+from infaas.wire.frames import Decoded
+from services.scheduler.push import resolve
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
@@ -25,13 +26,13 @@ class Replies:
         self.snapshot = snapshot
         self.channel = channel
         # Futures by query id; the push pool resolves them too, so it is handed this very dict.
-        self.waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
+        self.waiting: dict[str, asyncio.Future[Decoded]] = {}
         self.on_failure: Callable[[FailureNotice], Awaitable[None]] | None = None
         """Called with each worker failure notice (`infaas.data.failures`) heard on the subscription."""
 
-    def expect(self, qid: str) -> asyncio.Future[bytes | memoryview]:
+    def expect(self, qid: str) -> asyncio.Future[Decoded]:
         """The future the answer to `qid` resolves; the caller `forget`s it once it stops waiting."""
-        future: asyncio.Future[bytes | memoryview] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Decoded] = asyncio.get_running_loop().create_future()
         self.waiting[qid] = future
         return future
 
@@ -58,10 +59,7 @@ class Replies:
                         if self.on_failure is not None:
                             await self.on_failure(FailureNotice.decode(message["data"]))
                         continue
-                    frame: bytes = message["data"]
-                    future = self.waiting.pop(str(peek_header(frame).get("id")), None)
-                    if future is not None and not future.done():
-                        future.set_result(frame)
+                    resolve(self.waiting, message["data"], "the reply channel")
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

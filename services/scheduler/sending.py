@@ -17,7 +17,7 @@ from infaas.core.aio import until
 from infaas.core.config import Settings
 from infaas.data import store
 from infaas.policy.selection import Decision, WorkerView
-from infaas.wire.frames import decode_frame, encode_frame
+from infaas.wire.frames import encode_frame
 from services.scheduler.enqueue import StreamEnqueuer
 from services.scheduler.push import PushPool, WorkerLost
 from services.scheduler.replies import Replies
@@ -121,7 +121,7 @@ class Sender:
                 assert self.push is not None
                 await self.push.send(target.push, qid, frame)
             self.offered_rows[decision.variant.id] += rows
-            reply_header, outputs = decode_frame(await until(future, wait_until))
+            reply_header, outputs = await until(future, wait_until)  # decoded on arrival (`push.resolve`)
         finally:
             self.replies.forget(qid)
             self.in_streams.pop(qid, None)
