@@ -13,10 +13,10 @@ import pytest
 
 from infaas.wire import loopback
 from infaas.wire.connection import FramedProtocol
-from infaas.wire.frames import decode_frame, encode_frame
+from infaas.wire.frames import encode_frame
 from services.executor.instances import InstanceHost
 from services.executor.push import PushConnection
-from services.scheduler.push import PushPool, WorkerLost
+from services.scheduler.push import PushPool, Waiting, WorkerLost
 
 ADDR = "127.0.0.1:1"  # never bound: a frame that reached the executor came through the loopback
 KEY = "int_loopback_test"
@@ -57,13 +57,13 @@ def _no_endpoint_left() -> Any:
 
 async def test_a_query_reaches_the_executor_in_process_and_its_answer_comes_back() -> None:
     loopback.listen(ADDR, _executor(_host()))
-    waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
+    waiting: Waiting = {}
     pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20)
     futures = {}
     for qid in ("q1", "q2"):
         futures[qid] = waiting[qid] = asyncio.get_running_loop().create_future()
         await pool.send(ADDR, qid, _query(qid))
-    answers = {qid: decode_frame(await asyncio.wait_for(f, 1.0))[0] for qid, f in futures.items()}
+    answers = {qid: (await asyncio.wait_for(f, 1.0))[0] for qid, f in futures.items()}  # decoded on arrival
     # The executor ran its checks on each frame (here: no such instance) and answered each by its id.
     assert {qid: a["refused"] for qid, a in answers.items()} == {
         "q1": "no instance of absent.v1 on this worker",
@@ -76,7 +76,7 @@ async def test_a_query_reaches_the_executor_in_process_and_its_answer_comes_back
 
 async def test_a_dispatcher_without_the_internal_key_is_cut_off_and_its_queries_fail_over() -> None:
     loopback.listen(ADDR, _executor(_host()))
-    waiting: dict[str, asyncio.Future[bytes | memoryview]] = {}
+    waiting: Waiting = {}
     pool = PushPool(waiting, internal_key="int_wrong", max_frame_bytes=1 << 20)
     dropped: list[tuple[str, str]] = []
     pool.on_drop = lambda addr, why: dropped.append((addr, why))
