@@ -74,12 +74,18 @@ def start_infaas(
 @contextmanager
 def environment(env: dict[str, str]) -> Iterator[None]:
     """`env` in this process's environment while a suite starts (its processes read their settings from
-    it), then the environment as it was."""
+    it), then the environment as it was. With `PYTHONPATH` (another build's tree), also that tree as the
+    working directory: the suite's processes run `python -m`, which puts the working directory first on
+    their path, so from this checkout they would import this checkout's code whatever `PYTHONPATH` says."""
     before = {k: os.environ.get(k) for k in env}
+    cwd = os.getcwd()
     os.environ.update(env)
+    if "PYTHONPATH" in env:
+        os.chdir(env["PYTHONPATH"].split(os.pathsep)[0])
     try:
         yield
     finally:
+        os.chdir(cwd)
         for k, v in before.items():
             if v is None:
                 os.environ.pop(k, None)
