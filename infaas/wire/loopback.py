@@ -69,8 +69,9 @@ class _End(asyncio.Transport):
         if self.closing or self.peer is None:
             return  # as a closed socket's transport: the bytes go nowhere, the loss is reported
         # Delivered now, not on a later turn: both writers already batch a turn's frames into one
-        # write from a callback of their own (`FramedProtocol._flush`), so no handler runs inside
-        # another's frame handling.
+        # write (`FramedProtocol._flush`). An executor that answers a lone frame at once
+        # (`services.executor.consumers.serve_now`) writes from inside its frame handling, so the
+        # dispatcher's handler runs nested in it; that handler only resolves a future (`push.resolve`).
         self.peer.protocol.data_received(bytes(data))
 
     def writelines(self, list_of_data: Any) -> None:
