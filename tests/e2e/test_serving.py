@@ -115,7 +115,17 @@ def test_concurrent_queries_over_two_executors_lose_and_mix_up_nothing(
     expected = ort_row(small_model, x)
     # The dispatcher spreads a variant's queries over the workers its snapshot shows serving it; until
     # its next refresh after the second load it knows of one only (host noise can delay that past the
-    # burst). A query at a time until both have answered, so the burst meets the state under test.
+    # burst). A query at a time until both have answered, so the burst meets the state under test. First
+    # both instances `active`: on a loaded host a new instance can read `interfered` for a while, and the
+    # dispatcher rightly sends a burst to the active one only (one CI run saw every answer from one worker).
+    wait_for(
+        lambda: (
+            [w["instances"].get(pinned) for w in running.admin.get("/v1/workers").json()].count("active") >= 2
+        ),
+        what=f"both instances of {pinned} active",
+        timeout_s=30,
+        every_s=0.1,
+    )
     wait_until_both_serve(running, shop_key, x[0].tolist(), pinned)
 
     async def fire() -> list[httpx.Response]:
