@@ -87,15 +87,12 @@ class FramedProtocol(asyncio.Protocol, abc.ABC):
         if self.closed:
             raise ConnectionResetError("the connection is closed")
         if not self._out:
-            asyncio.get_running_loop().call_soon(self._flush)
+            asyncio.get_running_loop().call_soon(self.flush)
         self._out.append(_LEN.pack(len(frame)))
         self._out.append(frame)
 
     def flush(self) -> None:
-        """Write what `send` queued now rather than at the end of the loop turn."""
-        self._flush()
-
-    def _flush(self) -> None:
+        """Write what `send` queued: at the end of the loop turn (scheduled by `send`), or now."""
         if not self._out or self.transport is None or self.transport.is_closing():
             return
         data = b"".join(self._out) if len(self._out) > 2 else self._out[0] + self._out[1]
@@ -108,7 +105,7 @@ class FramedProtocol(asyncio.Protocol, abc.ABC):
 
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
-            self._flush()
+            self.flush()
             self.transport.close()
 
 

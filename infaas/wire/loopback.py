@@ -69,7 +69,7 @@ class _End(asyncio.Transport):
         if self.closing or self.peer is None:
             return  # as a closed socket's transport: the bytes go nowhere, the loss is reported
         # Delivered now, not on a later turn: both writers already batch a turn's frames into one
-        # write (`FramedProtocol._flush`). An executor that answers a lone frame at once
+        # write (`FramedProtocol.flush`). An executor that answers a lone frame at once
         # (`services.executor.consumers.serve_now`) writes from inside its frame handling, so the
         # dispatcher's handler runs nested in it; that handler only resolves a future (`push.resolve`).
         self.peer.protocol.data_received(bytes(data))

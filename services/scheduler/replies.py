@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from infaas.data import store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
 from infaas.wire.frames import Decoded
-from services.scheduler.push import resolve
+from services.scheduler.push import Waiting, resolve
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
@@ -26,7 +26,7 @@ class Replies:
         self.snapshot = snapshot
         self.channel = channel
         # Futures by query id; the push pool resolves them too, so it is handed this very dict.
-        self.waiting: dict[str, asyncio.Future[Decoded]] = {}
+        self.waiting: Waiting = {}
         self.on_failure: Callable[[FailureNotice], Awaitable[None]] | None = None
         """Called with each worker failure notice (`infaas.data.failures`) heard on the subscription."""
 
