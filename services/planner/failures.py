@@ -26,7 +26,6 @@ import logging
 import time
 import uuid
 from typing import Any
-from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 
@@ -51,6 +50,7 @@ from infaas.data.pulses import (
 from infaas.policy.failure_detection import Probe, late, late_after_s, silent, verdict
 from services.planner import metrics
 from services.planner.event_log import EventLog
+from services.planner.probes import probe_port
 from services.planner.pulse_inbox import PulseInbox, open_inbox
 
 log = logging.getLogger("infaas.planner")
@@ -89,6 +89,7 @@ class FailureWatch:
         self.me = f"detector-{uuid.uuid4().hex[:8]}"
         self.heard: dict[str, float] = {}  # worker -> monotonic time its latest pulse arrived
         self.incarnations: dict[str, str] = {}
+        self.addresses: dict[str, str] = {}  # worker -> the url last read from the store for it
         self.declared: dict[str, str] = {}  # worker -> incarnation this watch declared failed
         self.notices: list[FailureNotice] = []  # every notice heard, newest last (bounded)
         self.echoes = 0  # echoes sent (only while a worker is late)
@@ -161,7 +162,14 @@ class FailureWatch:
     def _spawn(self, work: Any, name: str) -> None:
         task = asyncio.get_running_loop().create_task(work, name=name)
         self._side.add(task)
-        task.add_done_callback(self._side.discard)
+        task.add_done_callback(self._side_done)
+
+    def _side_done(self, task: asyncio.Task[None]) -> None:
+        """A check or record that failed (Redis away, a connection it closed) is retried by the next
+        echo or pulse; say so rather than leave an exception nobody retrieves."""
+        self._side.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("failure watch %s failed: %r", task.get_name(), exc)
 
     def _arm(self, worker: str) -> None:
         """(Re)set `worker`'s lateness timer. The loop wakes for a worker only once it is late: a pulse
@@ -246,12 +254,15 @@ class FailureWatch:
             return  # another watch's echo (it never comes here, but a sender may be misconfigured)
         if pulse.state == "leaving":
             self.heard.pop(pulse.worker, None)
+            self.addresses.pop(pulse.worker, None)
             return
         if self.declared.get(pulse.worker) == pulse.incarnation:
             del self.declared[pulse.worker]
             self._spawn(self._revived(pulse), "failure-watch-revived")
         self.heard[pulse.worker] = now
-        self.incarnations[pulse.worker] = pulse.incarnation
+        if self.incarnations.get(pulse.worker) != pulse.incarnation:  # a worker new to this watch
+            self.incarnations[pulse.worker] = pulse.incarnation
+            self._spawn(self._learn_address(pulse.worker), "failure-watch-address")
         self._arm(pulse.worker)
 
     async def _revived(self, pulse: Pulse) -> None:
@@ -308,34 +319,29 @@ class FailureWatch:
             await self._declare(worker, last, quiet_s, why)
 
     async def _probe(self, worker: str) -> Probe | None:
-        """Try a TCP connection to the worker's address (None: the store has none for it). A timeout
-        counts as unanswered only if this loop was not itself stalled meanwhile; else it tries again."""
+        """Try a connection to the worker's port (None: no address known for it)."""
+        url = await self._address(worker)
+        return await probe_port(url, self.probe_timeout_s) if url else None
+
+    async def _address(self, worker: str) -> str:
+        """The worker's address from the store, else the one last read there. Its entry there lives
+        `heartbeat_ttl_s`: after a pause of the whole host longer than that (every process stopped, Redis
+        not) the entry is gone until its next heartbeat, and the echo can come back first. The address a
+        worker had is still the one to probe: it accepts (paused) or refuses (dead)."""
         url = store.text(await self.redis.hget(store.worker_key(worker), "url") or b"")
-        parts = urlsplit(url)
-        if not parts.hostname or not parts.port:
-            return None
-        for _ in range(2):
-            started = time.monotonic()
-            try:
-                _, writer = await asyncio.wait_for(
-                    asyncio.open_connection(parts.hostname, parts.port), timeout=self.probe_timeout_s
-                )
-            except TimeoutError:
-                if time.monotonic() - started < 2 * self.probe_timeout_s:
-                    return "unanswered"
-                continue  # this process was paused past the timeout: the attempt says nothing
-            except OSError:
-                return "refused"
-            writer.close()
-            with contextlib.suppress(OSError):
-                await writer.wait_closed()
-            return "accepted"
-        return "unanswered"
+        if url:
+            self.addresses[worker] = url
+        return url or self.addresses.get(worker, "")
+
+    async def _learn_address(self, worker: str) -> None:
+        with contextlib.suppress(Exception):  # read again when it is probed
+            await self._address(worker)
 
     async def _declare(self, worker: str, last: float, quiet_s: float, why: str) -> None:
         self.heard.pop(worker, None)
         self.suspects.pop(worker, None)
         incarnation = self.incarnations.pop(worker, "")
+        self.addresses.pop(worker, None)
         notice = FailureNotice(
             worker=worker,
             reason=(

@@ -177,6 +177,38 @@ async def test_a_paused_executor_is_a_suspect_not_a_failure_and_a_hung_one_is_de
         await client.aclose()
 
 
+async def test_a_paused_executor_whose_store_entry_expired_is_probed_at_the_address_it_had(
+    fail_cluster: FailCluster,
+) -> None:
+    """Paused past its store entry's TTL (`heartbeat_ttl_s`; deleted here rather than waited for), the
+    executor has no address in the store: the watch probes the one it read there before, finds the port
+    accepting, and keeps it a suspect, where declaring it on silence alone would be a false alarm."""
+    victim = fail_cluster.worker_id("executor")
+    proc = fail_cluster.suite.procs["executor"]
+    watch, client = await _watch_with(fail_cluster, hung_s=60.0)
+    try:
+        await async_wait_for(
+            lambda: victim in watch.addresses, what="its address learned from its first pulse"
+        )
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            last = watch.heard[victim]
+            await client.delete(store.worker_key(victim))
+            await async_wait_for(lambda: victim in watch.suspects, what="it suspected", timeout_s=10)
+            assert not watch.declared and not watch.notices
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        await async_wait_for(lambda: watch.heard.get(victim, 0) > last, what="its pulses again")
+        await async_wait_for(
+            lambda: client_url(fail_cluster, victim), what="its next heartbeat back in the store"
+        )
+        assert not watch.declared and not watch.notices
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        await watch.stop()
+        await client.aclose()
+
+
 async def test_after_a_pause_of_the_whole_host_nobody_is_declared(fail_cluster: FailCluster) -> None:
     """Every process stopped at once (a frozen VM): the executors and this watch's loop, for longer than
     the executors' pulse listeners' entries live (5 s). When they go on, the watch's echo can come back
@@ -210,5 +242,13 @@ def sync_score(cluster: FailCluster, worker: str) -> float:
     client = redis.Redis.from_url(cluster.settings.redis_url)
     try:
         return float(client.zscore(store.WORKERS, worker) or 0)
+    finally:
+        client.close()
+
+
+def client_url(cluster: FailCluster, worker: str) -> str:
+    client = redis.Redis.from_url(cluster.settings.redis_url)
+    try:
+        return store.text(client.hget(store.worker_key(worker), "url") or b"")
     finally:
         client.close()
