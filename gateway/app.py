@@ -34,7 +34,8 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.core.config import Settings
 from infaas.core.errors import Forbidden
-from infaas.http.app import install_common, settle_heap
+from infaas.core.heap import settle_heap
+from infaas.http.app import install_common
 from infaas.metrics.buffer import flushing
 from infaas.metrics.exposition import CONTENT_TYPE, exposition
 

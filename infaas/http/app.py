@@ -3,7 +3,6 @@ services) the internal key."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import uuid
@@ -56,23 +55,6 @@ def retry_after(exc: InfaasError) -> str | None:
 def internal_error_body(service: str) -> bytes:
     """The 500 answer to an unexpected exception (the traceback goes to the service's log)."""
     return error_body("internal", f"internal error in {service}")
-
-
-def settle_heap() -> None:
-    """Call at the end of a service's start-up: move everything built so far (imports, routes, clients,
-    and the long-lived containers such as the prediction cache's) out of the cyclic collector's reach.
-
-    A full collection walks every tracked container, including every slot of a large dict; on the query
-    path that stalled a gateway for 5–10 ms each time, every second or two under load. Frozen objects
-    are never walked again, and what they hold stays alive through them as before (nothing they refer to
-    is collected early: the collector counts their references as external). Measured in
-    docs/benchmarks.md."""
-    gc.collect()
-    gc.freeze()
-    # A young collection every 10,000 net allocations instead of 700: a query allocates hundreds of
-    # objects, so at the default a collection ran every few queries, and caught (and promoted to older
-    # generations, whose collections cost more) the objects of every query in flight at that moment.
-    gc.set_threshold(10_000, 10, 10)
 
 
 def install_common(app: FastAPI, *, service: str, internal_key: str | None) -> None:

@@ -21,9 +21,10 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.core.errors import InfaasError, NotFound, Unavailable
+from infaas.core.heap import settle_heap
 from infaas.data import store
 from infaas.data.pulses import Pulse, PulseSender
-from infaas.http.app import install_common, settle_heap
+from infaas.http.app import install_common
 from infaas.metrics.buffer import flushing
 from infaas.policy.selection import WorkerView
 from infaas.runtimes.hardware import detect_hardware, served_hardware, usable_cores

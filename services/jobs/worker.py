@@ -9,11 +9,12 @@ import socket
 
 import redis
 from celery import Celery
-from celery.signals import setup_logging
+from celery.signals import setup_logging, worker_ready
 
 from infaas.clients.artifacts import artifact_store
 from infaas.clients.executor import OfflineExecutorClient
 from infaas.core.config import Settings
+from infaas.core.heap import settle_heap
 from infaas.core.logs import configure_worker_logging
 from infaas.jobs.client import JobsClient
 from infaas.jobs.protocol import JOBS_QUEUE, RUN_CHUNK, make_jobs_celery
@@ -62,6 +63,7 @@ def run_worker(settings: Settings) -> None:
     celery = create_jobs_app(settings)
     celery.conf.worker_hijack_root_logger = False
     setup_logging.connect(lambda **_: configure_worker_logging("jobs", level=settings.log_level), weak=False)
+    worker_ready.connect(lambda **_: settle_heap(), weak=False)
     celery.worker_main(
         [
             "--quiet",

@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 from fastapi import FastAPI
 
 from infaas.core.config import Settings
+from infaas.core.heap import settle_heap
 from infaas.http.app import install_common
 from services.planner.api import router
 from services.planner.failures import FailureWatch
@@ -35,6 +36,7 @@ def create_app(settings: Settings) -> FastAPI:
         )
         await watch.start()
         app.state.failures = watch
+        settle_heap()
         yield
         await watch.stop()
         await stop_loops()

@@ -33,6 +33,7 @@ from infaas.clients.profiler import (
 from infaas.clients.registry import RegistryClient
 from infaas.core.config import Settings
 from infaas.core.errors import Conflict, NotFound
+from infaas.core.heap import settle_heap
 from infaas.core.logs import configure_worker_logging
 from infaas.data import store
 from infaas.metrics.exposition import collector_registry
@@ -224,6 +225,7 @@ def run_worker(settings: Settings, queues: list[str] | None) -> None:
             key=settings.internal_key,
         )
         threading.Thread(target=_announce_forever, args=(settings, name, kinds, stop), daemon=True).start()
+        settle_heap()
 
     def on_shutdown(**_kwargs: Any) -> None:
         stop.set()

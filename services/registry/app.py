@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from infaas.clients.profiler import PROFILE_MODEL, TRAIN_PARITY, make_celery, profile_queue
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
+from infaas.core.heap import settle_heap
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import make_engine, make_sessionmaker
 from infaas.http.app import install_common
@@ -70,6 +71,7 @@ def create_app(settings: Settings) -> FastAPI:
             app.state.sessionmaker, app.state.redis, app.state.profile_queue, recovery_config(settings)
         )
         sweeping = asyncio.create_task(sweeper.run(settings.profile_sweep_interval_s), name="profile-sweeper")
+        settle_heap()
         yield
         await stop_tasks(keeper, sweeping)
         app.state.redis.close()

@@ -13,7 +13,8 @@ from infaas.clients.envelope import FRAME_TYPE, Answer, Query
 from infaas.clients.executor import ExecutorClient
 from infaas.core.config import Settings
 from infaas.core.errors import InfaasError
-from infaas.http.app import install_common, settle_heap
+from infaas.core.heap import settle_heap
+from infaas.http.app import install_common
 from infaas.metrics.buffer import BUFFER, flushing
 from services.scheduler import metrics
 from services.scheduler.dispatch import Dispatcher

@@ -25,9 +25,9 @@ from infaas.clients.envelope import Answer, Query
 from infaas.clients.executor import ExecutorClient
 from infaas.core.config import Settings
 from infaas.core.errors import Overloaded
+from infaas.core.heap import settle_heap
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
-from infaas.http.app import settle_heap
 from infaas.policy.selection import Requirements
 from infaas.processes.suite import Suite, free_port
 from infaas.schemas.variants import VariantProfile
