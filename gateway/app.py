@@ -35,6 +35,7 @@ from infaas.clients.scheduler import QueryDispatch, SchedulerClient
 from infaas.core.config import Settings
 from infaas.core.errors import Forbidden
 from infaas.core.heap import settle_heap
+from infaas.data.registry_version import read_version
 from infaas.http.app import install_common
 from infaas.metrics.buffer import flushing
 from infaas.metrics.exposition import CONTENT_TYPE, exposition
@@ -113,6 +114,7 @@ def create_app(
                 failures_per_minute=settings.auth_failures_per_minute,
                 stale_max_s=settings.auth_stale_max_s,
                 keep_warm_s=settings.auth_cache_keep_warm_s,
+                revalidate=(lambda: read_version(selection_redis)) if selection_redis is not None else None,
             ),
             selection=selection,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from gateway.auth_headers import note_stale
@@ -17,6 +17,12 @@ from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Princip
 from infaas.schemas.pipelines import Pipeline
 
 _NAME = re.compile(NAME_PATTERN)
+
+
+READ_EVERY_TTLS = 12
+"""An entry the registry's version token keeps renewing is still read from the registry every this many
+TTLs (2 minutes at the default 10 s): what bounds how long a commit whose token was lost (the registry
+killed between the two) goes unseen, and how soon a registry that stopped answering is noticed."""
 
 
 def _registry_unreachable(exc: Exception) -> bool:
@@ -33,7 +39,9 @@ class Authenticator:
         failures_per_minute: int,
         stale_max_s: float = 0.0,
         keep_warm_s: float = 0.0,
+        revalidate: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
+        """`revalidate`: the registry's version token (`infaas.data.registry_version.read_version`)."""
         self.registry = registry
         self.failures = FailureLimiter(FailurePolicy(failures_per_minute))
         # One registry behind every cache: once a look-up finds it hung, no other waits for it.
@@ -54,6 +62,8 @@ class Authenticator:
                 keep_warm_s=keep_warm_s,
                 keep_warm_if=keep_warm_if,
                 source=registry_state,
+                revalidate=revalidate,
+                read_every_s=ttl_s * READ_EVERY_TTLS,
             )
 
         # A key is kept warm only when known: an invented one would be re-verified for as long as it was

@@ -16,6 +16,7 @@ from infaas.core.config import Settings
 from infaas.core.heap import settle_heap
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import make_engine, make_sessionmaker
+from infaas.data.registry_version import VersionWriter, track_changes
 from infaas.http.app import install_common
 from services.registry import republish, service
 from services.registry.api import internal, public
@@ -60,12 +61,17 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.redis = redis.Redis.from_url(settings.require_redis())
         app.state.artifacts = LocalArtifactStore(settings.resolved_artifact_dir)
         app.state.profile_queue = CeleryProfileQueue(make_celery(settings.require_redis()))
+        # Every commit that changes what gateways cache writes a new version token; one at start-up
+        # too, in case the registry before this one died between a commit and its token.
+        version = VersionWriter(app.state.redis)
+        track_changes(app.state.sessionmaker, version)
         with app.state.sessionmaker() as session:
             if settings.admin_key:
                 service.ensure_admin_key(session, settings.admin_key)
             republish.republish(session, app.state.redis)
+        version.bump()
         keeper = asyncio.create_task(
-            republish.keep_published(app.state.sessionmaker, app.state.redis), name="keep-published"
+            republish.keep_published(app.state.sessionmaker, app.state.redis, version), name="keep-published"
         )
         sweeper = ProfileSweeper(
             app.state.sessionmaker, app.state.redis, app.state.profile_queue, recovery_config(settings)

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from infaas.data import store
 from infaas.data.events import record_event
+from infaas.data.registry_version import VersionWriter
 from services.registry import parity_publish
 from services.registry import repository as repo
 from services.registry.profile_reports import to_profile
@@ -77,11 +78,20 @@ def republish_if_lost(sessions: sessionmaker[Session], r: redis.Redis) -> Public
     return done
 
 
-async def keep_published(sessions: sessionmaker[Session], r: redis.Redis) -> None:
-    """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking)."""
+def _check(sessions: sessionmaker[Session], r: redis.Redis, version: VersionWriter | None) -> None:
+    republish_if_lost(sessions, r)
+    if version is not None:
+        version.ensure()
+
+
+async def keep_published(
+    sessions: sessionmaker[Session], r: redis.Redis, version: VersionWriter | None = None
+) -> None:
+    """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking);
+    with `version`, the registry version's token too (`infaas.data.registry_version`)."""
     while True:
         await asyncio.sleep(CHECK_EVERY_S)
-        check = asyncio.ensure_future(asyncio.to_thread(republish_if_lost, sessions, r))
+        check = asyncio.ensure_future(asyncio.to_thread(_check, sessions, r, version))
         try:
             await asyncio.shield(check)
         except asyncio.CancelledError:

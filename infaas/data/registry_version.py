@@ -1,0 +1,99 @@
+"""The registry's version: a random token in Redis that changes with every commit that changes what the
+gateway caches from the registry (API keys, apps, models, pipelines).
+
+The gateway keeps those for `auth_cache_ttl_s` and refreshes the ones in use in the background
+(`gateway/ttl_cache.py`). A refresh used to be a registry request: an HTTP call, a thread, SQL and a
+response model, 3–10 ms of CPU on the cores that serve queries, three entries every five seconds per
+app in use; at `tiny`'s low rate those refreshes were its p99.9 (docs/benchmarks.md). Now a refresh
+first reads this token (one Redis GET): the same token as before the entry's load means the registry
+committed nothing since that could change it, and the entry is renewed without asking the registry.
+
+Why a random token and not a counter: Redis may come back empty, and a counter started again could
+reach the value a gateway remembers from before. The registry writes a new token after every commit
+that touched a tracked table (SQLAlchemy session events, so a new write path cannot forget it), writes
+one at start-up (a registry that died between a commit and its token leaves nothing stale), retries a
+write that failed, and puts one back when Redis has none. Without a token (Redis away or empty) every
+refresh asks the registry, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+from sqlalchemy import event
+from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
+
+log = logging.getLogger("infaas.registry")
+
+REGISTRY_VERSION = "infaas:registry-version"
+TRACKED_TABLES = frozenset({"apps", "api_keys", "models", "pipelines"})
+_CHANGED = "infaas-registry-changed"
+
+
+class VersionWriter:
+    """The registry's side: writes a new token; one that could not be written is retried by `ensure`."""
+
+    def __init__(self, r: redis.Redis) -> None:
+        self.redis = r
+        self.pending = False
+
+    def bump(self) -> bool:
+        try:
+            self.redis.set(REGISTRY_VERSION, uuid.uuid4().hex)
+        except (redis.RedisError, OSError) as exc:
+            # Until it is written the gateways may renew entries under the old token: retried each check.
+            self.pending = True
+            log.warning("writing the registry version failed (retried): %s", exc)
+            return False
+        self.pending = False
+        return True
+
+    def ensure(self) -> None:
+        """A periodic check: retry a token that failed to be written, or put one in a Redis without."""
+        if self.pending:
+            self.bump()
+            return
+        self.redis.set(REGISTRY_VERSION, uuid.uuid4().hex, nx=True)
+
+
+def track_changes(sessions: sessionmaker[Session], writer: VersionWriter) -> None:
+    """A new token after each commit of `sessions` that wrote to a tracked table: objects flushed, or
+    an ORM bulk UPDATE or DELETE statement on one."""
+
+    def flushed(session: Session, _context: Any) -> None:
+        for obj in (*session.new, *session.dirty, *session.deleted):
+            if getattr(obj, "__tablename__", None) in TRACKED_TABLES:
+                session.info[_CHANGED] = True
+                return
+
+    def executed(state: ORMExecuteState) -> None:
+        if state.is_update or state.is_delete:
+            table = getattr(state.statement, "table", None)
+            if getattr(table, "name", None) in TRACKED_TABLES:
+                state.session.info[_CHANGED] = True
+
+    def committed(session: Session) -> None:
+        if session.info.pop(_CHANGED, False):
+            writer.bump()
+
+    def rolled_back(session: Session) -> None:
+        session.info.pop(_CHANGED, None)
+
+    event.listen(sessions, "after_flush", flushed)
+    event.listen(sessions, "do_orm_execute", executed)
+    event.listen(sessions, "after_commit", committed)
+    event.listen(sessions, "after_rollback", rolled_back)
+
+
+async def read_version(r: aioredis.Redis, timeout_s: float = 0.25) -> str | None:
+    """The gateway's side: the current token, or None (none written, Redis away or slow)."""
+    try:
+        raw = await asyncio.wait_for(r.get(REGISTRY_VERSION), timeout_s)
+    except (redis.RedisError, OSError, TimeoutError):
+        return None
+    return raw.decode() if isinstance(raw, bytes) else None
