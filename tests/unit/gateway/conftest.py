@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from gateway.ttl_cache import TTLCache
+from tests.unit.gateway.cache_fakes import Clock, Loader
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +27,13 @@ async def _close_ttl_caches(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[No
     yield
     for cache in made:
         await cache.aclose()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def loader() -> Loader:
+    return Loader()

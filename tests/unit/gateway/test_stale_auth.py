@@ -13,14 +13,7 @@ from gateway.auth_headers import CHALLENGE, STALE_HEADER, headers_for
 from gateway.ttl_cache import Source, TTLCache, stale_usable
 from infaas.core.errors import InfaasError, Unauthorized, Unavailable
 from infaas.schemas.api import Principal
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.unit.gateway.cache_fakes import Clock
 
 
 class Registry:
@@ -45,11 +38,6 @@ class Registry:
 
 def unreachable(exc: Exception) -> bool:
     return isinstance(exc, InfaasError) and exc.status >= 500
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

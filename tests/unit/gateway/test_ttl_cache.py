@@ -3,46 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 
 import pytest
 
 from gateway.ttl_cache import TTLCache
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Loader:
-    """Counts calls and returns `<key>#<call number>`, or raises when told to."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.fail = False
-
-    def __call__(self, key: str) -> Callable[[], Awaitable[str]]:
-        async def load() -> str:
-            self.calls.append(key)
-            if self.fail:
-                raise RuntimeError("registry down")
-            return f"{key}#{len(self.calls)}"
-
-        return load
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def loader() -> Loader:
-    return Loader()
+from tests.unit.gateway.cache_fakes import Clock, Loader
 
 
 async def test_hit_within_ttl_does_not_call_the_loader(clock: Clock, loader: Loader) -> None:

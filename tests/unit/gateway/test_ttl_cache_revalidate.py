@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from gateway.ttl_cache import TTLCache
-from tests.unit.gateway.test_ttl_cache import Clock, Loader
+from tests.unit.gateway.cache_fakes import Clock, Loader
 
 
 class Version:
@@ -24,16 +24,6 @@ class Version:
         if self.fail:
             raise ConnectionError("redis away")
         return self.value
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def loader() -> Loader:
-    return Loader()
 
 
 def _cache(clock: Clock, version: Version) -> TTLCache[str]:
