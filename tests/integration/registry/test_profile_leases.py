@@ -1,7 +1,8 @@
 """Leased profiling on real Postgres and Redis: the registry's sweeper profiles again a model whose
 profiler lost its lease (after a grace that covers Redis restarted empty), refuses a stale attempt's
 reports, gives up after the bounded attempts; `POST /profile` recovers a stuck model and answers 409
-while a profiler holds the lease; the profiler's lease keeper re-creates a lease Redis lost."""
+while a profiler holds the lease; the profiler's lease keeper re-creates a lease Redis lost; the
+sweeper's loop skips its passes while nothing is profiled and the registry's version stays."""
 
 from __future__ import annotations
 
@@ -20,10 +21,11 @@ from sqlalchemy.orm import Session
 from infaas.clients.profiler import ProfileLease, lease_key, make_celery, take_lease
 from infaas.core.config import Settings
 from infaas.data.db import EventRow, ModelRow
+from infaas.data.registry_version import REGISTRY_VERSION
 from infaas_cli.demo_models import DemoModel
 from services.profiler.leases import LeaseKeeper
 from services.registry.app import CeleryProfileQueue
-from services.registry.profile_sweeper import ProfileSweeper, recovery_config
+from services.registry.profile_sweeper import FULL_PASS_EVERY_S, ProfileSweeper, recovery_config
 from tests.integration.registry.conftest import ADMIN, upload
 from tests.polling import wait_for
 
@@ -213,3 +215,51 @@ def test_the_lease_keeper_recreates_a_lost_lease_and_yields_to_a_newer_attempt(
         assert take_lease(redis_client, newer, ttl_s=5.0) is None  # a newer attempt takes it over
         wait_for(lambda: keeper.lost_to == newer, what="the keeper yielding to the newer attempt")
     assert orjson.loads(redis_client.get(key) or b"{}")["worker"] == "b"  # leaving kept the newer lease
+
+
+def test_the_loop_skips_passes_while_nothing_is_profiled_and_the_registry_version_stays(
+    registry: TestClient, redis_client: redis.Redis, small_model: DemoModel, sweeper: ProfileSweeper
+) -> None:
+    """The test's session is not the registry's sessionmaker, so registering here writes no new token:
+    what the sweeper sees of the model shows whether a pass ran."""
+    clock: Clock = sweeper.clock  # type: ignore[assignment]
+    redis_client.set(REGISTRY_VERSION, "t1")
+    assert sweeper.sweep_if_changed() == [] and sweeper.profiling == 0  # a pass: nothing in profiling
+    register_m1(registry, redis_client, small_model)
+    sweeper.sweep_if_changed()
+    assert sweeper.profiling == 0, "the token did not change: the pass is skipped"
+    clock.now += FULL_PASS_EVERY_S
+    sweeper.sweep_if_changed()
+    assert sweeper.profiling == 1, "a full pass is due however long the token stays"
+
+    sweeper.profiling = 0  # the token is still t1
+    sweeper.sweep_if_changed()
+    assert sweeper.profiling == 1, "while a model is in profiling, every turn is a pass"
+
+
+def register_m1(registry: TestClient, redis_client: redis.Redis, small_model: DemoModel) -> None:
+    """Model `m1` registered through the test's session (no new version token), the broker emptied."""
+    assert registry.post("/v1/apps", json={"name": "a1"}, headers=ADMIN).status_code == 201
+    files = upload(small_model.onnx_path.read_bytes(), small_model.validation_path.read_bytes())
+    assert registry.post("/v1/models", headers=ADMIN, **files).status_code == 202
+    queued_attempts(redis_client)
+
+
+@pytest.mark.parametrize("after", ["t2", None], ids=["a new token", "no token"])
+def test_a_new_registry_version_or_none_means_a_pass(
+    registry: TestClient,
+    redis_client: redis.Redis,
+    small_model: DemoModel,
+    sweeper: ProfileSweeper,
+    after: str | None,
+) -> None:
+    redis_client.set(REGISTRY_VERSION, "t1")
+    sweeper.sweep_if_changed()
+    assert sweeper.profiling == 0
+    register_m1(registry, redis_client, small_model)
+    if after is None:
+        redis_client.delete(REGISTRY_VERSION)  # Redis came back empty: nothing to go by
+    else:
+        redis_client.set(REGISTRY_VERSION, after)  # what the registry's commit writes
+    sweeper.sweep_if_changed()
+    assert sweeper.profiling == 1
