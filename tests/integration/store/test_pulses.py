@@ -58,19 +58,23 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
     c.close()
 
 
-class Waits(threading.Event):
-    """The sender's stop event, recording each wait the pulse thread asks for and how many pulses were
-    sent by then: the pace is checked by what the sender does, not by a clock on a shared machine."""
+class Waits:
+    """The lock the pulse thread sleeps on until the sender stops, recording each wait it asks for and
+    how many pulses were sent by then: the pace is checked by what the sender does, not by a clock on a
+    shared machine."""
 
     def __init__(self, sender: PulseSender) -> None:
-        super().__init__()
         self.sender = sender
-        self.waits: list[tuple[float | None, int]] = []
+        self.waits: list[tuple[float, int]] = []
+        self.lock = threading.Lock()
+        self.lock.acquire()  # held until `stop`, as the sender's own
 
-    def wait(self, timeout: float | None = None) -> bool:
-        if threading.current_thread().name == "pulse":
-            self.waits.append((timeout, self.sender.sent))
-        return super().wait(timeout)
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        self.waits.append((timeout, self.sender.sent))
+        return self.lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self.lock.release()
 
 
 def test_pulses_reach_every_listener_at_their_interval_signed_and_in_sequence(
@@ -78,7 +82,8 @@ def test_pulses_reach_every_listener_at_their_interval_signed_and_in_sequence(
 ) -> None:
     first, second = Listener(client), Listener(client)
     sender = PulseSender(redis_url, Pulse("pulse-test-worker", "inc-1"), interval_s=0.02, key=KEY)
-    waits = sender._stop = Waits(sender)
+    waits = Waits(sender)
+    sender._halt = waits  # type: ignore[assignment]
     sender.start()
     try:
         wait_for(lambda: len(first.poll()) >= 20 and len(second.poll()) >= 20, what="20 pulses each")
@@ -91,6 +96,7 @@ def test_pulses_reach_every_listener_at_their_interval_signed_and_in_sequence(
         seqs = [p.seq for p in heard]
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     # One per interval, not faster: after each pulse, and only after one, a wait of the whole interval.
+    assert len(waits.waits) >= 20
     assert [timeout for timeout, _ in waits.waits] == [0.02] * len(waits.waits)
     assert [sent for _, sent in waits.waits] == list(range(1, len(waits.waits) + 1))
     wait_for(lambda: first.poll()[-1].state == "leaving", what="the leaving pulse", timeout_s=2)
@@ -125,6 +131,7 @@ def test_a_sender_without_redis_keeps_trying_and_stops_cleanly() -> None:
     sender.start()
     time.sleep(0.1)
     sender.stop()  # nowhere to send the leaving pulse: nothing raised
+    sender.stop()  # nor the second time (a lifespan and a signal handler may both stop it)
     assert sender.sent >= 1 and sender.targets == ()
 
 
