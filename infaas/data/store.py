@@ -26,7 +26,7 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,20 +236,37 @@ class LiveState:
     instances: tuple[InstanceView, ...]
     departed: frozenset[str]
     published: str | None
+    ids: tuple[str, ...] = ()
+    """The live workers' ids as listed, hash or not: the next read's `expect`."""
 
 
-async def read_live_state(r: aioredis.Redis, *, now: float, ttl_s: float) -> LiveState:
+async def read_live_state(
+    r: aioredis.Redis, *, now: float, ttl_s: float, expect: Sequence[str] = ()
+) -> LiveState:
+    """`expect`: the workers the last read found live (`LiveState.ids`). Their hashes are read in the
+    same round trip as the list of live workers, so while that list stays the same a poll is one round
+    trip (two wake-ups of Redis and of the poller fewer, every poll of every scheduler); a worker that
+    came since is read in a second one."""
     pipe = r.pipeline(transaction=False)
     pipe.zrangebyscore(WORKERS, now - ttl_s, "+inf")
     pipe.zrangebyscore(WORKERS, 0, 0)
     pipe.get(PUBLISHED)
-    live, departed, published = await pipe.execute()
-    workers, instances = await _read_workers(r, [text(m) for m in live])
+    for wid in expect:
+        pipe.hgetall(worker_key(wid))
+        pipe.hgetall(instances_key(wid))
+    live, departed, published, *hashes = await pipe.execute()
+    ids = [text(m) for m in live]
+    read = dict(zip(expect, zip(hashes[0::2], hashes[1::2], strict=True), strict=True))
+    if all(wid in read for wid in ids):
+        workers, instances = _parse_workers(ids, [read[wid] for wid in ids])
+    else:
+        workers, instances = await _read_workers(r, ids)
     return LiveState(
         workers=workers,
         instances=instances,
         departed=frozenset(text(m) for m in departed),
         published=text(published) if published is not None else None,
+        ids=tuple(ids),
     )
 
 
@@ -263,9 +280,17 @@ async def _read_workers(
         pipe.hgetall(worker_key(wid))
         pipe.hgetall(instances_key(wid))
     results = await pipe.execute()
+    return _parse_workers(ids, list(zip(results[0::2], results[1::2], strict=True)))
+
+
+def _parse_workers(
+    ids: list[str], hashes: list[tuple[dict[bytes, bytes], dict[bytes, bytes]]]
+) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
+    """Workers and their instances from each id's (worker hash, instances hash); a worker whose hash is
+    gone (it expired between the two reads) is left out."""
     workers: list[WorkerView] = []
     instances: list[InstanceView] = []
-    for wid, info, insts in zip(ids, results[0::2], results[1::2], strict=True):
+    for wid, (info, insts) in zip(ids, hashes, strict=True):
         if not info:
             continue
         workers.append(worker_from_hash(wid, info))

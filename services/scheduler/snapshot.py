@@ -67,6 +67,7 @@ class SnapshotCache:
         self._reachable_since = time.monotonic()  # when Redis last began answering (liveness.merge)
         self._failing = False
         self._published: str | None = None  # the registry's publication token last seen
+        self._live_ids: tuple[str, ...] = ()  # the workers the last poll found live: read with the list
         self.failovers = FailoverMarks()
         self._task: asyncio.Task[None] | None = None
 
@@ -102,10 +103,13 @@ class SnapshotCache:
 
     async def refresh_live(self) -> None:
         try:
-            state = await store.read_live_state(self.redis, now=self.clock(), ttl_s=self.ttl_s)
+            state = await store.read_live_state(
+                self.redis, now=self.clock(), ttl_s=self.ttl_s, expect=self._live_ids
+            )
         except Exception:
             self._failing = True  # the time until Redis answers again does not count against workers
             raise
+        self._live_ids = state.ids
         now = time.monotonic()
         if self._failing:
             self._failing = False

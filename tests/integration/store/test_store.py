@@ -89,3 +89,63 @@ async def test_heartbeats_expire_and_carry_instances(redis_url: str) -> None:
         assert await store.read_live(client, now=now + 1, ttl_s=5) == ((), ())
     finally:
         await client.aclose()
+
+
+async def test_a_poll_that_expects_the_live_workers_reads_them_in_one_round_trip(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    round_trips = 0
+    pipeline = client.pipeline
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal round_trips
+        round_trips += 1
+        return pipeline(*args, **kwargs)  # type: ignore[arg-type]
+
+    client.pipeline = counted  # type: ignore[method-assign]
+
+    def worker(wid: str) -> WorkerView:
+        return WorkerView(id=wid, hardware="cpu", url=f"http://{wid}", cores=1, memory_bytes=1 << 30)
+
+    async def beat(wid: str, state: str) -> None:
+        await store.heartbeat(
+            client, worker=worker(wid), instances={"v1": {"state": state}}, now=now, ttl_s=5
+        )
+
+    def seen(live: store.LiveState) -> list[tuple[str, str]]:
+        return [(i.worker_id, i.state) for i in live.instances]
+
+    try:
+        now = time.time()
+        await beat("w1", "active")
+        await beat("w2", "loading")
+        round_trips = 0
+        first = await store.read_live_state(client, now=now, ttl_s=5)
+        assert (round_trips, first.ids, seen(first)) == (
+            2,
+            ("w1", "w2"),
+            [("w1", "active"), ("w2", "loading")],
+        )
+
+        await beat("w2", "active")  # a change of state, not of who is live
+        round_trips = 0
+        second = await store.read_live_state(client, now=now, ttl_s=5, expect=first.ids)
+        assert (round_trips, seen(second)) == (1, [("w1", "active"), ("w2", "active")])
+        assert second.workers == first.workers
+
+        await beat("w3", "active")  # a worker the last poll did not know: read in a second round trip
+        await store.forget_worker(client, "w1")  # and one that left, still expected
+        round_trips = 0
+        third = await store.read_live_state(client, now=now, ttl_s=5, expect=second.ids)
+        assert (round_trips, third.ids, seen(third)) == (
+            2,
+            ("w2", "w3"),
+            [("w2", "active"), ("w3", "active")],
+        )
+        assert third.departed == {"w1"}
+
+        await client.delete(store.worker_key("w3"))  # listed, its hash expired: left out as before
+        round_trips = 0
+        fourth = await store.read_live_state(client, now=now, ttl_s=5, expect=third.ids)
+        assert (round_trips, [w.id for w in fourth.workers], fourth.ids) == (1, ["w2"], ("w2", "w3"))
+    finally:
+        await client.aclose()
