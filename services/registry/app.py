@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import redis
+import redis.asyncio as aioredis
 from celery import Celery
 from fastapi import FastAPI
 
@@ -70,16 +71,22 @@ def create_app(settings: Settings) -> FastAPI:
                 service.ensure_admin_key(session, settings.admin_key)
             republish.republish(session, app.state.redis)
         version.bump()
+        # The periodic checks' reads, on the event loop: a thread only for work they find to do.
+        checks = aioredis.Redis.from_url(settings.require_redis())
         keeper = asyncio.create_task(
-            republish.keep_published(app.state.sessionmaker, app.state.redis, version), name="keep-published"
+            republish.keep_published(app.state.sessionmaker, app.state.redis, version, checks),
+            name="keep-published",
         )
         sweeper = ProfileSweeper(
             app.state.sessionmaker, app.state.redis, app.state.profile_queue, recovery_config(settings)
         )
-        sweeping = asyncio.create_task(sweeper.run(settings.profile_sweep_interval_s), name="profile-sweeper")
+        sweeping = asyncio.create_task(
+            sweeper.run(settings.profile_sweep_interval_s, checks), name="profile-sweeper"
+        )
         settle_heap()
         yield
         await stop_tasks(keeper, sweeping)
+        await checks.aclose()
         app.state.redis.close()
         engine.dispose()
 

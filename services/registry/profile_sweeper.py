@@ -21,13 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import redis
+import redis.asyncio as aioredis
 from sqlalchemy.orm import Session, sessionmaker
 
 from infaas.clients.profiler import live_leases
 from infaas.core.config import Settings
 from infaas.data.db import ModelRow
 from infaas.data.events import event_row
-from infaas.data.registry_version import REGISTRY_VERSION
+from infaas.data.registry_version import REGISTRY_VERSION, read_version
 from infaas.schemas.events import Outcome
 from services.registry import profile_attempts
 from services.registry import repository as repo
@@ -62,7 +63,7 @@ class ProfileSweeper:
     profiling: int = field(default=0, init=False)
     """How many models the last pass found queued or being profiled."""
     # The version token read before the last pass, if that pass found no model in profiling.
-    _idle_token: bytes | None = field(default=None, init=False)
+    _idle_token: str | None = field(default=None, init=False)
     _full_at: float = field(default=float("-inf"), init=False)  # when the last pass ran (`clock`)
 
     def sweep(self) -> list[tuple[str, Decision]]:
@@ -102,12 +103,16 @@ class ProfileSweeper:
         self.profiling = len(seen)
         return acted
 
-    def sweep_if_changed(self) -> list[tuple[str, Decision]]:
-        """A pass, unless the last one found no model in profiling and no tracked commit came since."""
-        token = self._version()  # read before the pass: a commit after it shows as a new token next time
+    def due(self, token: str | None) -> bool:
+        """Whether a pass is due under the version `token` (None: none could be read): unless the last
+        pass found no model in profiling under this same token, less than `FULL_PASS_EVERY_S` ago."""
+        idle = token is not None and token == self._idle_token
+        return not idle or self.clock() - self._full_at >= FULL_PASS_EVERY_S
+
+    def sweep_under(self, token: str | None) -> list[tuple[str, Decision]]:
+        """A pass, with the version `token` read before it: a commit after the read shows as a new
+        token next time, one before it is seen by this pass."""
         now = self.clock()
-        if token is not None and token == self._idle_token and now - self._full_at < FULL_PASS_EVERY_S:
-            return []
         self._idle_token = None
         acted = self.sweep()
         self._full_at = now
@@ -115,12 +120,14 @@ class ProfileSweeper:
             self._idle_token = token
         return acted
 
-    def _version(self) -> bytes | None:
+    def sweep_if_changed(self) -> list[tuple[str, Decision]]:
+        """A pass if one is due (`due`), the token read with this sweeper's own client."""
         try:
             raw = self.redis.get(REGISTRY_VERSION)
         except (redis.RedisError, OSError):
-            return None  # the pass then runs, and fails or not on its own
-        return raw if isinstance(raw, bytes) else None
+            raw = None  # the pass then runs, and fails or not on its own
+        token = raw.decode() if isinstance(raw, bytes) else None
+        return self.sweep_under(token) if self.due(token) else []
 
     def _act(self, session: Session, row: ModelRow, decision: Decision) -> bool:
         attempt, name = row.profile_attempt, row.name
@@ -140,11 +147,18 @@ class ProfileSweeper:
         session.commit()
         return True
 
-    async def run(self, interval_s: float) -> None:
-        """Sweep every `interval_s` until cancelled; a failed pass is logged and the next one tried."""
+    async def run(self, interval_s: float, ar: aioredis.Redis | None = None) -> None:
+        """Sweep every `interval_s` until cancelled; a failed pass is logged and the next one tried.
+        With `ar`, an asyncio client on the same Redis, the token is read on the event loop and the
+        loop goes to a thread only for a pass that is due."""
         while True:
             try:
-                await asyncio.to_thread(self.sweep_if_changed)
+                if ar is None:
+                    await asyncio.to_thread(self.sweep_if_changed)
+                else:
+                    token = await read_version(ar)
+                    if self.due(token):
+                        await asyncio.to_thread(self.sweep_under, token)
             except Exception as exc:  # Redis or Postgres away for a moment: the next pass retries
                 log.warning("profile sweep failed: %s: %s", type(exc).__name__, exc)
             await asyncio.sleep(interval_s)

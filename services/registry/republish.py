@@ -7,6 +7,11 @@ answer 422 "no profiled variant" for models the registry lists as ready. A compl
 with the `published` sentinel (`infaas.data.store.publish_variants(complete=True)`), so its absence is a
 cheap, exact sign of the loss; `keep_published` checks it every second. Several registry processes may
 run this loop: each republication writes the same values (idempotent), so they cannot disagree.
+
+The check is one round trip on the event loop (`present`: the sentinel and the version token); only
+when one is missing, or a token write failed, does the loop go to a thread (the database and the
+republication are blocking). A thread hand-off every second was ~6 wake-ups of the registry's threads
+on the cores that serve queries (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import logging
 from dataclasses import dataclass
 
 import redis
+import redis.asyncio as aioredis
 from sqlalchemy.orm import Session, sessionmaker
 
 from infaas.data import store
 from infaas.data.events import record_event
-from infaas.data.registry_version import VersionWriter
+from infaas.data.registry_version import REGISTRY_VERSION, VersionWriter
 from services.registry import parity_publish
 from services.registry import repository as repo
 from services.registry.profile_reports import to_profile
@@ -29,6 +35,7 @@ from services.registry.profile_reports import to_profile
 log = logging.getLogger("infaas.registry")
 
 CHECK_EVERY_S = 1.0  # a lost publication costs queries until it is back: look often, it is one EXISTS
+PRESENT_TIMEOUT_S = 1.0  # a Redis that does not answer the check on the loop is left to the thread's
 
 
 @dataclass(frozen=True)
@@ -84,13 +91,34 @@ def _check(sessions: sessionmaker[Session], r: redis.Redis, version: VersionWrit
         version.ensure()
 
 
+async def present(ar: aioredis.Redis, *, versioned: bool) -> bool:
+    """Whether Redis holds the publication's sentinel (and, `versioned`, a version token): one round
+    trip; False too when Redis does not answer it in time (the thread's check then says why)."""
+    pipe = ar.pipeline(transaction=False)
+    pipe.exists(store.PUBLISHED)
+    if versioned:
+        pipe.exists(REGISTRY_VERSION)
+    try:
+        found = await asyncio.wait_for(pipe.execute(), PRESENT_TIMEOUT_S)
+    except (redis.RedisError, OSError, TimeoutError):
+        return False
+    return all(found)
+
+
 async def keep_published(
-    sessions: sessionmaker[Session], r: redis.Redis, version: VersionWriter | None = None
+    sessions: sessionmaker[Session],
+    r: redis.Redis,
+    version: VersionWriter | None = None,
+    ar: aioredis.Redis | None = None,
 ) -> None:
     """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking);
-    with `version`, the registry version's token too (`infaas.data.registry_version`)."""
+    with `version`, the registry version's token too (`infaas.data.registry_version`). With `ar`, an
+    asyncio client on the same Redis, a check that finds both present ends there (`present`)."""
     while True:
         await asyncio.sleep(CHECK_EVERY_S)
+        pending = version is not None and version.pending
+        if ar is not None and not pending and await present(ar, versioned=version is not None):
+            continue
         check = asyncio.ensure_future(asyncio.to_thread(_check, sessions, r, version))
         try:
             await asyncio.shield(check)

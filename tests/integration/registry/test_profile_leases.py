@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 import pytest
 import redis
+import redis.asyncio as aioredis
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -21,7 +22,7 @@ from sqlalchemy.orm import Session
 from infaas.clients.profiler import ProfileLease, lease_key, make_celery, take_lease
 from infaas.core.config import Settings
 from infaas.data.db import EventRow, ModelRow
-from infaas.data.registry_version import REGISTRY_VERSION
+from infaas.data.registry_version import REGISTRY_VERSION, read_version
 from infaas_cli.demo_models import DemoModel
 from services.profiler.leases import LeaseKeeper
 from services.registry.app import CeleryProfileQueue
@@ -263,3 +264,22 @@ def test_a_new_registry_version_or_none_means_a_pass(
         redis_client.set(REGISTRY_VERSION, after)  # what the registry's commit writes
     sweeper.sweep_if_changed()
     assert sweeper.profiling == 1
+
+
+async def test_the_loop_reads_the_token_on_its_event_loop_as_the_pass_does(
+    redis_url: str, redis_client: redis.Redis, sweeper: ProfileSweeper
+) -> None:
+    """`run` with an asyncio client: the token it reads decides as the one `sweep_if_changed` reads."""
+    redis_client.set(REGISTRY_VERSION, "t1")
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        token = await read_version(client)
+        assert sweeper.due(token)
+        sweeper.sweep_under(token)  # nothing in profiling
+        assert not sweeper.due(await read_version(client))
+        redis_client.set(REGISTRY_VERSION, "t2")
+        assert sweeper.due(await read_version(client))
+        redis_client.delete(REGISTRY_VERSION)
+        assert sweeper.due(await read_version(client))
+    finally:
+        await client.aclose()

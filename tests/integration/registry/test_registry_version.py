@@ -1,7 +1,8 @@
 """The registry's version token (`infaas.data.registry_version`) on real Postgres and Redis: a commit
 that changes a table the gateway caches from writes a new token; one that changes only other tables,
 or rolls back, does not; a token that could not be written is written by the next check; and the
-gateway side reads what the registry side wrote."""
+gateway side reads what the registry side wrote; the registry's every-second check of the publication
+and the token finds either one missing."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import redis.asyncio as aioredis
 from sqlalchemy import delete, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from infaas.data import store
 from infaas.data.db import AppRow, EventRow, make_engine, make_sessionmaker
 from infaas.data.registry_version import REGISTRY_VERSION, VersionWriter, read_version, track_changes
+from services.registry.republish import present
 
 
 @pytest.fixture
@@ -101,3 +104,24 @@ async def test_a_token_that_failed_is_written_by_the_next_check_and_the_gateway_
         await client.aclose()
     away = aioredis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     assert await read_version(away) is None
+
+
+async def test_the_published_check_on_the_loop_finds_what_is_missing(
+    redis_url: str, redis_client: redis.Redis
+) -> None:
+    """`republish.present`: the registry's every-second check, one round trip; anything missing, or a
+    Redis that does not answer, sends the loop to the thread that republishes and writes a token."""
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        redis_client.set(store.PUBLISHED, "p1")
+        redis_client.set(REGISTRY_VERSION, "t1")
+        assert await present(client, versioned=True)
+        redis_client.delete(REGISTRY_VERSION)
+        assert not await present(client, versioned=True)
+        assert await present(client, versioned=False)
+        redis_client.delete(store.PUBLISHED)
+        assert not await present(client, versioned=False)
+    finally:
+        await client.aclose()
+    away = aioredis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    assert not await present(away, versioned=True)
