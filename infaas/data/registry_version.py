@@ -21,7 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 import redis
 import redis.asyncio as aioredis
@@ -97,3 +99,42 @@ async def read_version(r: aioredis.Redis, timeout_s: float = 0.25) -> str | None
     except (redis.RedisError, OSError, TimeoutError):
         return None
     return raw.decode() if isinstance(raw, bytes) else None
+
+
+T = TypeVar("T")
+
+READ_EVERY_S = 120.0
+"""The longest a cache outside the gateway renews an entry on an unchanged token before it reads the
+registry again (the gateway's own: `gateway.auth.READ_EVERY_TTLS` TTLs)."""
+
+
+@dataclass(frozen=True)
+class Read(Generic[T]):
+    """A value read from the registry, with the version token read just before it."""
+
+    value: T
+    token: str | None
+    read_at: float
+    """When the registry was asked."""
+    checked_at: float
+    """When it was last found current: read, or renewed on an unchanged token."""
+
+
+async def reread(
+    entry: Read[T] | None,
+    fetch: Callable[[], Awaitable[T]],
+    *,
+    token: Callable[[], Awaitable[str | None]] | None,
+    now: float,
+    read_every_s: float = READ_EVERY_S,
+) -> Read[T]:
+    """An expired entry of a cache of registry reads (the planner's app settings): renewed as it is
+    when the token is the one read before its read and that read is younger than `read_every_s`, else
+    read again (`fetch`, whose error the caller handles). Without `token`, or without a token in
+    Redis, always read again. The token is read before `fetch`: a commit after the read shows as a new
+    token at the next expiry, one before it is in what `fetch` returns."""
+    current = await token() if token is not None else None
+    if entry is not None and current is not None and current == entry.token:
+        if now - entry.read_at < read_every_s:
+            return replace(entry, checked_at=now)
+    return Read(await fetch(), current, now, now)

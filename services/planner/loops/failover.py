@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
@@ -32,6 +33,7 @@ from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import failover_marks, store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice, declare_failure
+from infaas.data.registry_version import Read, read_version, reread
 from infaas.policy.failure_detection import unseen_for_ttl
 from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
@@ -84,7 +86,7 @@ class Failover:
         self.heartbeat_at: dict[str, float] = {}  # worker → its last heartbeat this loop saw (wall clock)
         self.reachable_since = 0.0  # when this loop's reads last came back after failing (wall clock)
         self._failing = False
-        self.terms: dict[str, tuple[float, policy.AppTerms]] = {}
+        self.terms: dict[str, Read[policy.AppTerms]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.lock_failover = asyncio.Lock()  # one failure handled at a time: each plans over the last's
         self.failovers = 0  # failovers begun, ever: a tick's first read is stale once this moved
@@ -105,23 +107,31 @@ class Failover:
         return View(now, dict(variants), workers, instances, draining)
 
     async def _terms(self, apps: set[str]) -> dict[str, policy.AppTerms]:
+        """Each app's terms, looked at every `terms_ttl_s`: renewed on an unchanged registry version
+        token (`reread`), read from the registry otherwise."""
         now = time.monotonic()
         for app in apps:
             hit = self.terms.get(app)
-            if hit is None or now - hit[0] > self.terms_ttl_s:
+            if hit is None or now - hit.checked_at > self.terms_ttl_s:
                 try:
-                    info = await self.registry.app(app)
-                    terms = policy.AppTerms(
-                        critical=info.criticality == "critical",
-                        lossy=info.lossy,
-                        min_accuracy=info.default_min_accuracy,
-                        slo_ms=info.default_latency_ms,
-                    )
+                    hit = await reread(hit, partial(self._read_terms, app), token=self._token, now=now)
                 except Exception as exc:  # registry away: plan on what was read last
                     log.warning("reading app %s failed: %s", app, exc)
-                    terms = hit[1] if hit is not None else policy.AppTerms()
-                self.terms[app] = (now, terms)
-        return {app: self.terms[app][1] for app in apps}
+                    hit = Read(hit.value if hit is not None else policy.AppTerms(), None, now, now)
+                self.terms[app] = hit
+        return {app: self.terms[app].value for app in apps}
+
+    async def _read_terms(self, app: str) -> policy.AppTerms:
+        info = await self.registry.app(app)
+        return policy.AppTerms(
+            critical=info.criticality == "critical",
+            lossy=info.lossy,
+            min_accuracy=info.default_min_accuracy,
+            slo_ms=info.default_latency_ms,
+        )
+
+    async def _token(self) -> str | None:
+        return await read_version(self.redis)
 
     async def _families(self, view: View) -> list[policy.Family]:
         terms = await self._terms({v.app for v in view.variants.values()})

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import store
+from infaas.data.registry_version import Read, reread
 from infaas.policy.failure_detection import missing_recently_seen
 from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
@@ -163,16 +164,25 @@ UNKNOWN_APP = AppDefaults()
 
 
 class SloCache:
-    """Each app's defaults (`AppDefaults`), re-read from the registry every `ttl_s`, and sooner while one
-    of its models is still being profiled (its readiness is what starts its warm instances)."""
+    """Each app's defaults (`AppDefaults`), looked at every `ttl_s`, and sooner while one of its models is
+    still being profiled (its readiness is what starts its warm instances). With `token` (the registry's
+    version, `infaas.data.registry_version`), a look whose token is unchanged renews the entry without
+    asking the registry: a registry request is an HTTP call, a thread and SQL, ~5 ms of CPU on the cores
+    that serve queries (docs/benchmarks.md)."""
 
     def __init__(
-        self, registry: AsyncRegistryClient, *, ttl_s: float = 10.0, profiling_ttl_s: float = 1.0
+        self,
+        registry: AsyncRegistryClient,
+        *,
+        ttl_s: float = 10.0,
+        profiling_ttl_s: float = 1.0,
+        token: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self.registry = registry
         self.ttl_s = ttl_s
         self.profiling_ttl_s = profiling_ttl_s
-        self._apps: dict[str, tuple[float, AppDefaults, bool]] = {}
+        self.token = token
+        self._apps: dict[str, Read[tuple[AppDefaults, bool]]] = {}  # app -> (defaults, a model profiling)
 
     async def get(self, app: str) -> tuple[float | None, float | None]:
         info = await self.defaults(app)
@@ -181,22 +191,26 @@ class SloCache:
     async def defaults(self, app: str) -> AppDefaults:
         now = time.monotonic()
         hit = self._apps.get(app)
-        if hit is None or now - hit[0] > (self.profiling_ttl_s if hit[2] else self.ttl_s):
+        if hit is None or now - hit.checked_at > (self.profiling_ttl_s if hit.value[1] else self.ttl_s):
             try:
-                row = await self.registry.app(app)
-                info = AppDefaults(
-                    slo_ms=row.default_latency_ms,
-                    min_accuracy=row.default_min_accuracy,
-                    warm_instances=row.warm_instances,
-                    lossy=row.lossy,
-                    ready=frozenset(m.name for m in row.models if m.status == "ready"),
-                )
-                hit = (now, info, any(m.status in ("registered", "profiling") for m in row.models))
+                hit = await reread(hit, lambda: self._read(app), token=self.token, now=now)
             except Exception as exc:  # registry away: plan without the SLO rather than not at all
                 log.warning("reading app %s failed: %s", app, exc)
-                hit = (now, UNKNOWN_APP, False) if hit is None else (now, hit[1], hit[2])
+                kept = (UNKNOWN_APP, False) if hit is None else hit.value
+                hit = Read(kept, None, now, now)  # no token: the next look asks the registry
             self._apps[app] = hit
-        return hit[1]
+        return hit.value[0]
+
+    async def _read(self, app: str) -> tuple[AppDefaults, bool]:
+        row = await self.registry.app(app)
+        info = AppDefaults(
+            slo_ms=row.default_latency_ms,
+            min_accuracy=row.default_min_accuracy,
+            warm_instances=row.warm_instances,
+            lossy=row.lossy,
+            ready=frozenset(m.name for m in row.models if m.status == "ready"),
+        )
+        return info, any(m.status in ("registered", "profiling") for m in row.models)
 
 
 async def observe(

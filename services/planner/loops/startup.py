@@ -17,6 +17,7 @@ from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.aio import stop_tasks
 from infaas.core.config import Settings
 from infaas.data.db import make_engine
+from infaas.data.registry_version import read_version
 from services.planner.event_log import EventLog
 from services.planner.loops.claims import PipelineClaims
 from services.planner.loops.failover import Failover
@@ -84,7 +85,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
             redis=redis,
             lock=lock,
             meter=LoadMeter(redis),
-            slos=SloCache(registry),
+            slos=SloCache(registry, token=lambda: read_version(redis)),
             executors=executors,
             events=app.state.events,
             policy=policy,
