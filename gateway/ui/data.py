@@ -118,15 +118,19 @@ def scrape_client(state: GatewayState) -> httpx.AsyncClient:
 
 
 def load_sampler(state: GatewayState) -> timeline.LoadSampler:
-    """The sampler behind the load page's charts: the workers as the admin reads them (instances per
-    variant), and the chart series from this process and, when it runs apart, the scheduler service,
-    over one client kept for all its samples (closed when the sampler stops)."""
+    """The sampler behind the load page's charts: instances per variant (the embedded dispatcher's
+    snapshot, or the workers as the admin reads them when the scheduler runs apart), and the chart
+    series from this process and, when it runs apart, the scheduler service, over one client kept for
+    all its samples (closed when the sampler stops)."""
     http: httpx.AsyncClient | None = None
 
-    async def workers() -> list[Worker]:
-        return await state.registry.workers(ADMIN)
+    async def serving() -> dict[str, int]:
+        # The embedded dispatcher's snapshot holds them: no registry request (an HTTP call, a thread
+        # and SQL there) every sample, on the cores that serve queries.
+        held = state.scheduler.serving()
+        return held if held is not None else timeline.serving_instances(await state.registry.workers(ADMIN))
 
-    async def samples(_found: list[Worker]) -> live.Samples:
+    async def samples() -> live.Samples:
         # Only the series a chart point needs, read where they are: this process's own collected
         # families (no text rendered or parsed), and the scheduler service's when it runs apart (its
         # text filtered before parsing). Rendering, scraping and parsing every process's full exposition
@@ -146,7 +150,7 @@ def load_sampler(state: GatewayState) -> timeline.LoadSampler:
             await http.aclose()
 
     return timeline.LoadSampler(
-        workers=workers,
+        instances=serving,
         scrape=samples,
         interval_s=state.settings.ui_load_sample_s,
         history_s=state.settings.ui_load_history_s,

@@ -22,11 +22,11 @@ from markupsafe import Markup
 
 from gateway.ui import live
 from gateway.ui.svg import Series, timeseries
+from infaas.policy.selection import USABLE_STATES
 from infaas.schemas.api import Worker
 
 log = logging.getLogger("infaas.gateway.ui")
 
-SERVING_STATES = frozenset({"loading", "active", "overloaded", "interfered"})
 """Instance states that hold capacity: what "instances per variant" counts (failed ones do not)."""
 MAX_VARIANT_SERIES = 8
 
@@ -54,7 +54,7 @@ def serving_instances(workers: Iterable[Worker]) -> dict[str, int]:
         if not w.live:
             continue
         for vid, state in w.instances.items():
-            if state in SERVING_STATES:
+            if state in USABLE_STATES:
                 out[vid] = out.get(vid, 0) + 1
     return out
 
@@ -165,7 +165,7 @@ def charts(points: Iterable[LoadPoint], now: float, *, interval_s: float, histor
     )
 
 
-Scraper = Callable[[list[Worker]], Awaitable[live.Samples]]
+Scraper = Callable[[], Awaitable[live.Samples]]
 
 
 class LoadSampler:
@@ -174,7 +174,7 @@ class LoadSampler:
     def __init__(
         self,
         *,
-        workers: Callable[[], Awaitable[list[Worker]]],
+        instances: Callable[[], Awaitable[Mapping[str, int]]],
         scrape: Scraper,
         interval_s: float,
         history_s: float,
@@ -185,18 +185,16 @@ class LoadSampler:
         self.ring = LoadRing(int(history_s / interval_s) if interval_s > 0 else 1)
         self._on_stop = on_stop
         self.interval_s = interval_s
-        self._workers = workers
+        self._instances = instances
         self._scrape = scrape
         self._clock = clock
         self._monotonic = monotonic
         self._task: asyncio.Task[None] | None = None
 
     async def sample(self) -> None:
-        found = await self._workers()
-        samples = await self._scrape(found)
-        self.ring.add(
-            at=self._clock(), monotonic=self._monotonic(), samples=samples, instances=serving_instances(found)
-        )
+        instances = await self._instances()
+        samples = await self._scrape()
+        self.ring.add(at=self._clock(), monotonic=self._monotonic(), samples=samples, instances=instances)
 
     async def _run(self) -> None:
         while True:

@@ -25,6 +25,11 @@ class QueryDispatch(Protocol):
 
     async def infer(self, query: Query) -> Answer: ...
 
+    def serving(self) -> dict[str, int] | None:
+        """Instances per variant that serve or will (`USABLE_STATES`) on live workers, as this
+        dispatcher's snapshot holds them; None where it holds none (the scheduler is a service apart)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -39,6 +44,9 @@ class SchedulerClient:
 
     async def start(self) -> None:
         """Connections open on first use."""
+
+    def serving(self) -> dict[str, int] | None:
+        return None  # its snapshot is in the scheduler's process
 
     async def infer(self, query: Query) -> Answer:
         """Send a query frame; its answer frame decoded, or the scheduler's error raised here."""

@@ -16,6 +16,7 @@ from infaas.core.errors import InfaasError
 from infaas.core.heap import settle_heap
 from infaas.http.app import install_common
 from infaas.metrics.buffer import BUFFER, flushing
+from infaas.policy.selection import USABLE_STATES
 from services.scheduler import metrics
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
@@ -46,6 +47,13 @@ class EmbeddedScheduler:
 
     async def infer(self, query: Query) -> Answer:
         return await dispatch(self.dispatcher, query)
+
+    def serving(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for instance in self.snapshot.snapshot.instances:
+            if instance.state in USABLE_STATES:
+                counts[instance.variant_id] = counts.get(instance.variant_id, 0) + 1
+        return counts
 
     async def aclose(self) -> None:
         await self.dispatcher.stop()

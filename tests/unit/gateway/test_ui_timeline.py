@@ -72,19 +72,19 @@ def test_the_ring_is_bounded_and_needs_two_scrapes_for_a_point() -> None:
 async def test_the_sampler_feeds_the_ring_from_its_sources_and_clocks() -> None:
     counts = iter([0, 50, 150])
     ticks = iter([100.0, 105.0, 110.0])
-    seen: list[list[Worker]] = []
-    workers = [worker("w1", {"m.a": "active"})]
+    asked: list[str] = []
 
-    async def list_workers() -> list[Worker]:
-        return workers
+    async def serving() -> dict[str, int]:
+        asked.append("instances")
+        return {"m.a": 1}
 
-    async def samples(found: list[Worker]) -> live.Samples:
-        seen.append(found)
+    async def samples() -> live.Samples:
+        asked.append("scrape")
         return scrape(next(counts))
 
     clock = iter([1000.0, 1005.0, 1010.0])
     sampler = timeline.LoadSampler(
-        workers=list_workers,
+        instances=serving,
         scrape=samples,
         interval_s=5.0,
         history_s=600.0,
@@ -94,7 +94,7 @@ async def test_the_sampler_feeds_the_ring_from_its_sources_and_clocks() -> None:
     assert sampler.ring.points.maxlen == 120  # 600 s at one point per 5 s
     for _ in range(3):
         await sampler.sample()
-    assert seen == [workers] * 3
+    assert asked == ["instances", "scrape"] * 3
     assert [p.queries_per_s for p in sampler.ring.points] == [pytest.approx(10.0), pytest.approx(20.0)]
     assert [p.instances for p in sampler.ring.points] == [{"m.a": 1}, {"m.a": 1}]
 
@@ -104,17 +104,17 @@ async def test_the_sampler_releases_what_it_kept_when_it_stops() -> None:
     # context on the query path's event loop every 5 s) and closes it when the sampler stops.
     closed: list[bool] = []
 
-    async def nobody() -> list[Worker]:
-        return []
+    async def nobody() -> dict[str, int]:
+        return {}
 
-    async def nothing(found: list[Worker]) -> live.Samples:  # noqa: ARG001
+    async def nothing() -> live.Samples:
         return scrape(0)
 
     async def close() -> None:
         closed.append(True)
 
     sampler = timeline.LoadSampler(
-        workers=nobody, scrape=nothing, interval_s=5.0, history_s=60.0, on_stop=close
+        instances=nobody, scrape=nothing, interval_s=5.0, history_s=60.0, on_stop=close
     )
     sampler.start()
     await asyncio.sleep(0)
