@@ -27,7 +27,6 @@ from infaas.schemas.api import Worker
 
 log = logging.getLogger("infaas.gateway.ui")
 
-"""Instance states that hold capacity: what "instances per variant" counts (failed ones do not)."""
 MAX_VARIANT_SERIES = 8
 
 
@@ -49,6 +48,8 @@ class LoadPoint:
 
 
 def serving_instances(workers: Iterable[Worker]) -> dict[str, int]:
+    """Instances per variant in a state that holds capacity (`USABLE_STATES`; failed ones do not) on
+    the live workers, as the registry lists them."""
     out: dict[str, int] = {}
     for w in workers:
         if not w.live:
