@@ -57,7 +57,9 @@ log = logging.getLogger("infaas.planner")
 
 
 STOP_WAIT_S = 3.0
-"""The longest a stopping watch waits for its tasks, or a subscription's close."""
+"""The longest a stopping watch waits for its tasks."""
+CLOSE_WAIT_S = 1.0
+"""The longest the listener waits for its subscription's close."""
 
 
 class FailureWatch:
@@ -227,11 +229,17 @@ class FailureWatch:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # A cancel the client let out as another error (the connection closed under the
+                    # read): stopping, not a lost subscription to take again.
+                    raise asyncio.CancelledError from exc
                 log.warning("failure watch subscription lost (%s); resubscribing", exc)
                 await asyncio.sleep(0.2)
             finally:
+                # Bounded below `stop`'s own wait, so a close that hangs does not outlast the stop.
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(pubsub.aclose(), timeout=STOP_WAIT_S)  # type: ignore[no-untyped-call]
+                    await asyncio.wait_for(pubsub.aclose(), timeout=CLOSE_WAIT_S)  # type: ignore[no-untyped-call]
 
     async def _on_message(self, channel: bytes, data: bytes) -> None:
         try:
