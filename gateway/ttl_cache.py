@@ -40,6 +40,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
+from infaas.data.registry_version import still_current
+
 V = TypeVar("V")
 
 _RETRY_REFRESH_S = 1.0  # after a background reload starts (or a load fails), the next try waits this long
@@ -188,11 +190,9 @@ class TTLCache(Generic[V]):
                 raise
             hit, read = self._data.get(key), self._versions.get(key)
             if (
-                version is not None
-                and hit is not None
+                hit is not None
                 and read is not None
-                and read[0] == version
-                and asked - read[1] < self.read_every_s
+                and still_current(read[0], read[1], version, now=asked, read_every_s=self.read_every_s)
             ):
                 # Nothing committed since this value was read: renewed, and the source not asked.
                 if self._loading.get(key) is future:

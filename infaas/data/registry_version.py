@@ -120,6 +120,15 @@ class Read(Generic[T]):
     """When it was last found current: read, or renewed on an unchanged token."""
 
 
+def still_current(
+    read_token: str | None, read_at: float, token: str | None, *, now: float, read_every_s: float
+) -> bool:
+    """Whether a value read from the registry at `read_at`, under `read_token`, may be renewed without a
+    read now that the token is `token`: the same known token, and that read younger than
+    `read_every_s`. The one rule of every cache of registry reads (the gateway's, the planner's)."""
+    return token is not None and token == read_token and now - read_at < read_every_s
+
+
 async def reread(
     entry: Read[T] | None,
     fetch: Callable[[], Awaitable[T]],
@@ -134,7 +143,8 @@ async def reread(
     Redis, always read again. The token is read before `fetch`: a commit after the read shows as a new
     token at the next expiry, one before it is in what `fetch` returns."""
     current = await token() if token is not None else None
-    if entry is not None and current is not None and current == entry.token:
-        if now - entry.read_at < read_every_s:
-            return replace(entry, checked_at=now)
+    if entry is not None and still_current(
+        entry.token, entry.read_at, current, now=now, read_every_s=read_every_s
+    ):
+        return replace(entry, checked_at=now)
     return Read(await fetch(), current, now, now)
