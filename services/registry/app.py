@@ -74,7 +74,7 @@ def create_app(settings: Settings) -> FastAPI:
         # The periodic checks' reads, on the event loop: a thread only for work they find to do.
         checks = aioredis.Redis.from_url(settings.require_redis())
         keeper = asyncio.create_task(
-            republish.keep_published(app.state.sessionmaker, app.state.redis, version, checks),
+            republish.keep_published(app.state.sessionmaker, app.state.redis, checks, version),
             name="keep-published",
         )
         sweeper = ProfileSweeper(

@@ -28,7 +28,7 @@ from infaas.clients.profiler import live_leases
 from infaas.core.config import Settings
 from infaas.data.db import ModelRow
 from infaas.data.events import event_row
-from infaas.data.registry_version import REGISTRY_VERSION, read_version
+from infaas.data.registry_version import read_version
 from infaas.schemas.events import Outcome
 from services.registry import profile_attempts
 from services.registry import repository as repo
@@ -120,14 +120,13 @@ class ProfileSweeper:
             self._idle_token = token
         return acted
 
-    def sweep_if_changed(self) -> list[tuple[str, Decision]]:
-        """A pass if one is due (`due`), the token read with this sweeper's own client."""
-        try:
-            raw = self.redis.get(REGISTRY_VERSION)
-        except (redis.RedisError, OSError):
-            raw = None  # the pass then runs, and fails or not on its own
-        token = raw.decode() if isinstance(raw, bytes) else None
-        return self.sweep_under(token) if self.due(token) else []
+    async def turn(self, ar: aioredis.Redis) -> list[tuple[str, Decision]]:
+        """One turn of the loop: the token read on the event loop (`ar`, an asyncio client on the same
+        Redis), and a pass in a thread only if one is due."""
+        token = await read_version(ar)
+        if not self.due(token):
+            return []
+        return await asyncio.to_thread(self.sweep_under, token)
 
     def _act(self, session: Session, row: ModelRow, decision: Decision) -> bool:
         attempt, name = row.profile_attempt, row.name
@@ -147,18 +146,11 @@ class ProfileSweeper:
         session.commit()
         return True
 
-    async def run(self, interval_s: float, ar: aioredis.Redis | None = None) -> None:
-        """Sweep every `interval_s` until cancelled; a failed pass is logged and the next one tried.
-        With `ar`, an asyncio client on the same Redis, the token is read on the event loop and the
-        loop goes to a thread only for a pass that is due."""
+    async def run(self, interval_s: float, ar: aioredis.Redis) -> None:
+        """A `turn` every `interval_s` until cancelled; a failed pass is logged and the next one tried."""
         while True:
             try:
-                if ar is None:
-                    await asyncio.to_thread(self.sweep_if_changed)
-                else:
-                    token = await read_version(ar)
-                    if self.due(token):
-                        await asyncio.to_thread(self.sweep_under, token)
+                await self.turn(ar)
             except Exception as exc:  # Redis or Postgres away for a moment: the next pass retries
                 log.warning("profile sweep failed: %s: %s", type(exc).__name__, exc)
             await asyncio.sleep(interval_s)

@@ -108,16 +108,17 @@ async def present(ar: aioredis.Redis, *, versioned: bool) -> bool:
 async def keep_published(
     sessions: sessionmaker[Session],
     r: redis.Redis,
+    ar: aioredis.Redis,
     version: VersionWriter | None = None,
-    ar: aioredis.Redis | None = None,
 ) -> None:
-    """The loop: check every `CHECK_EVERY_S`, in a thread (the client and the database are blocking);
-    with `version`, the registry version's token too (`infaas.data.registry_version`). With `ar`, an
-    asyncio client on the same Redis, a check that finds both present ends there (`present`)."""
+    """The loop: check every `CHECK_EVERY_S`, on the event loop (`present`, through `ar`, an asyncio
+    client on the same Redis); with `version`, the registry version's token too
+    (`infaas.data.registry_version`). What is missing is put back in a thread (`r`, the database and
+    the republication are blocking)."""
     while True:
         await asyncio.sleep(CHECK_EVERY_S)
         pending = version is not None and version.pending
-        if ar is not None and not pending and await present(ar, versioned=version is not None):
+        if not pending and await present(ar, versioned=version is not None):
             continue
         check = asyncio.ensure_future(asyncio.to_thread(_check, sessions, r, version))
         try:

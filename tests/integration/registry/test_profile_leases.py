@@ -7,7 +7,7 @@ sweeper's loop skips its passes while nothing is profiled and the registry's ver
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import nullcontext
 from typing import Any
 
@@ -218,23 +218,35 @@ def test_the_lease_keeper_recreates_a_lost_lease_and_yields_to_a_newer_attempt(
     assert orjson.loads(redis_client.get(key) or b"{}")["worker"] == "b"  # leaving kept the newer lease
 
 
-def test_the_loop_skips_passes_while_nothing_is_profiled_and_the_registry_version_stays(
-    registry: TestClient, redis_client: redis.Redis, small_model: DemoModel, sweeper: ProfileSweeper
+@pytest.fixture
+async def loop_redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    """The asyncio client the sweeper's loop reads the registry version through."""
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+async def test_the_loop_skips_passes_while_nothing_is_profiled_and_the_registry_version_stays(
+    registry: TestClient,
+    redis_client: redis.Redis,
+    loop_redis: aioredis.Redis,
+    small_model: DemoModel,
+    sweeper: ProfileSweeper,
 ) -> None:
     """The test's session is not the registry's sessionmaker, so registering here writes no new token:
     what the sweeper sees of the model shows whether a pass ran."""
     clock: Clock = sweeper.clock  # type: ignore[assignment]
     redis_client.set(REGISTRY_VERSION, "t1")
-    assert sweeper.sweep_if_changed() == [] and sweeper.profiling == 0  # a pass: nothing in profiling
+    assert await sweeper.turn(loop_redis) == [] and sweeper.profiling == 0  # a pass: nothing in profiling
     register_m1(registry, redis_client, small_model)
-    sweeper.sweep_if_changed()
+    await sweeper.turn(loop_redis)
     assert sweeper.profiling == 0, "the token did not change: the pass is skipped"
     clock.now += FULL_PASS_EVERY_S
-    sweeper.sweep_if_changed()
+    await sweeper.turn(loop_redis)
     assert sweeper.profiling == 1, "a full pass is due however long the token stays"
 
     sweeper.profiling = 0  # the token is still t1
-    sweeper.sweep_if_changed()
+    await sweeper.turn(loop_redis)
     assert sweeper.profiling == 1, "while a model is in profiling, every turn is a pass"
 
 
@@ -247,29 +259,31 @@ def register_m1(registry: TestClient, redis_client: redis.Redis, small_model: De
 
 
 @pytest.mark.parametrize("after", ["t2", None], ids=["a new token", "no token"])
-def test_a_new_registry_version_or_none_means_a_pass(
+async def test_a_new_registry_version_or_none_means_a_pass(
     registry: TestClient,
     redis_client: redis.Redis,
+    loop_redis: aioredis.Redis,
     small_model: DemoModel,
     sweeper: ProfileSweeper,
     after: str | None,
 ) -> None:
     redis_client.set(REGISTRY_VERSION, "t1")
-    sweeper.sweep_if_changed()
+    await sweeper.turn(loop_redis)
     assert sweeper.profiling == 0
     register_m1(registry, redis_client, small_model)
     if after is None:
         redis_client.delete(REGISTRY_VERSION)  # Redis came back empty: nothing to go by
     else:
         redis_client.set(REGISTRY_VERSION, after)  # what the registry's commit writes
-    sweeper.sweep_if_changed()
+    await sweeper.turn(loop_redis)
     assert sweeper.profiling == 1
 
 
 async def test_the_loop_reads_the_token_on_its_event_loop_as_the_pass_does(
     redis_url: str, redis_client: redis.Redis, sweeper: ProfileSweeper
 ) -> None:
-    """`run` with an asyncio client: the token it reads decides as the one `sweep_if_changed` reads."""
+    """`due` on the token as the loop reads it: not after an idle pass under it, again on a new one or
+    none."""
     redis_client.set(REGISTRY_VERSION, "t1")
     client = aioredis.Redis.from_url(redis_url)
     try:
