@@ -208,6 +208,10 @@ class VariantReader:
         members: Any = await r.smembers(VARIANTS)
         ids = sorted(text(m) for m in members)
         blobs: list[Any] = await r.mget([variant_key(i) for i in ids]) if ids else []
+        return self.parse(blobs)
+
+    def parse(self, blobs: Iterable[bytes | None]) -> dict[str, VariantProfile]:
+        """The variants in stored JSON `blobs` (None: a key that is gone), by id."""
         parsed: dict[bytes, VariantProfile] = {}
         out: dict[str, VariantProfile] = {}
         for blob in blobs:
@@ -258,7 +262,7 @@ async def read_live_state(
     ids = [text(m) for m in live]
     read = dict(zip(expect, zip(hashes[0::2], hashes[1::2], strict=True), strict=True))
     if all(wid in read for wid in ids):
-        workers, instances = _parse_workers(ids, [read[wid] for wid in ids])
+        workers, instances = parse_workers(ids, [read[wid] for wid in ids])
     else:
         workers, instances = await _read_workers(r, ids)
     return LiveState(
@@ -280,10 +284,10 @@ async def _read_workers(
         pipe.hgetall(worker_key(wid))
         pipe.hgetall(instances_key(wid))
     results = await pipe.execute()
-    return _parse_workers(ids, list(zip(results[0::2], results[1::2], strict=True)))
+    return parse_workers(ids, list(zip(results[0::2], results[1::2], strict=True)))
 
 
-def _parse_workers(
+def parse_workers(
     ids: list[str], hashes: list[tuple[dict[bytes, bytes], dict[bytes, bytes]]]
 ) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
     """Workers and their instances from each id's (worker hash, instances hash); a worker whose hash is
@@ -308,26 +312,20 @@ def _parse_workers(
     return tuple(workers), tuple(instances)
 
 
-async def read_observed(r: aioredis.Redis, worker_ids: Iterable[str]) -> dict[tuple[str, str], Observed]:
-    """What each executor measured about its instances over its last heartbeat window, by (worker,
-    variant): the planner's observed capacity. Instances of an executor that reports none are absent."""
-    ids = list(worker_ids)
-    if not ids:
-        return {}
-    pipe = r.pipeline(transaction=False)
-    for wid in ids:
-        pipe.hgetall(instances_key(wid))
+def observed_from(wid: str, insts: dict[bytes, bytes]) -> dict[tuple[str, str], Observed]:
+    """What one executor measured about its instances over its last heartbeat window, by (worker,
+    variant), from its instances hash: the planner's observed capacity. An instance it reports nothing
+    for is absent."""
     out: dict[tuple[str, str], Observed] = {}
-    for wid, insts in zip(ids, await pipe.execute(), strict=True):
-        for vid, blob in insts.items():
-            data = orjson.loads(blob)
-            if "served" in data:
-                out[(wid, text(vid))] = Observed(
-                    served_rps=float(data["served"]),
-                    mean_batch=float(data.get("mean_batch", 0.0)),
-                    busy=float(data.get("busy", 0.0)),
-                    slowdown=float(data.get("slowdown", 1.0)),
-                )
+    for vid, blob in insts.items():
+        data = orjson.loads(blob)
+        if "served" in data:
+            out[(wid, text(vid))] = Observed(
+                served_rps=float(data["served"]),
+                mean_batch=float(data.get("mean_batch", 0.0)),
+                busy=float(data.get("busy", 0.0)),
+                slowdown=float(data.get("slowdown", 1.0)),
+            )
     return out
 
 

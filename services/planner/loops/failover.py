@@ -38,9 +38,10 @@ from infaas.policy.failure_detection import unseen_for_ttl
 from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
+from services.planner.loops.cluster import ClusterReader
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import ModelAutoscaler
-from services.planner.loops.observe import DRAINING_KEY, LoadMeter
+from services.planner.loops.observe import Demand, LoadMeter
 from services.planner.policies import backups as policy
 from services.planner.policies.failover import Recovery, progressive
 
@@ -57,6 +58,8 @@ class View:
     workers: tuple[WorkerView, ...]
     instances: tuple[InstanceView, ...]
     draining: frozenset[str]
+    demand: dict[str, Demand]
+    beats: dict[str, float]  # every worker the heartbeat index lists -> its last heartbeat
 
 
 class Failover:
@@ -78,7 +81,7 @@ class Failover:
         self.executors, self.events, self.scaler, self.clock = executors, events, scaler, clock
         self.heartbeat_ttl_s, self.alpha, self.terms_ttl_s = heartbeat_ttl_s, alpha, terms_ttl_s
         self.meter = LoadMeter(redis)
-        self.reader = store.VariantReader()
+        self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, rows=False)  # one round trip a look
         self.backups: dict[str, tuple[str, str]] = {}
         self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look
         self.handled: set[tuple[str, str]] = set()
@@ -94,17 +97,13 @@ class Failover:
     # --- observing -------------------------------------------------------------------------------
 
     async def _view(self, *, without: str | None = None) -> View:
-        now = self.clock()
-        variants, (workers, instances), draining_ids = await asyncio.gather(  # two turns, not five
-            self.reader.read(self.redis),
-            store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s),
-            self.redis.smembers(DRAINING_KEY),
-        )
-        draining = frozenset(store.text(w) for w in draining_ids)
+        read = await self.cluster.read(self.redis, now=self.clock())
+        workers, instances = read.workers, read.instances
         if without is not None:
             workers = tuple(w for w in workers if w.id != without)
             instances = tuple(i for i in instances if i.worker_id != without)
-        return View(now, dict(variants), workers, instances, draining)
+        demand = self.meter.demand_of(read.demand)
+        return View(read.now, read.variants, workers, instances, read.draining, demand, read.beats)
 
     async def _terms(self, apps: set[str]) -> dict[str, policy.AppTerms]:
         """Each app's terms, looked at every `terms_ttl_s`: renewed on an unchanged registry version
@@ -135,8 +134,7 @@ class Failover:
 
     async def _families(self, view: View) -> list[policy.Family]:
         terms = await self._terms({v.app for v in view.variants.values()})
-        demand = await self.meter.demand({v.model for v in view.variants.values()})
-        rates = {m: d.rows_qps for m, d in demand.items()}
+        rates = {m: d.rows_qps for m, d in view.demand.items()}
         return policy.families(
             view.variants.values(), view.instances, terms, rates, backups=self.backups.values()
         )
@@ -287,16 +285,14 @@ class Failover:
                 return
             begun = self.failovers
             view = await self._view()
-            beats: Any = await self.redis.zrangebyscore(
-                store.WORKERS, view.now - self.heartbeat_ttl_s, "+inf", withscores=True
-            )
         except Exception:
             self._failing = True  # the time until Redis answers again does not count against workers
             raise
         if self._failing:
             self._failing, self.reachable_since = False, view.now
-        for member, at in beats:
-            self.heartbeat_at[store.text(member)] = float(at)
+        for worker, at in view.beats.items():
+            if at >= view.now - self.heartbeat_ttl_s:
+                self.heartbeat_at[worker] = at
         live = {w.id for w in view.workers}
         gone_now = sorted(
             w

@@ -28,10 +28,10 @@ from typing import Literal
 import redis.asyncio as aioredis
 
 from infaas.clients.executor import ExecutorClient
-from infaas.data import store
 from infaas.policy.selection import InstanceView
 from services.planner.event_log import EventLog
 from services.planner.loops.claims import Claim, PipelineClaims
+from services.planner.loops.cluster import ClusterReader
 from services.planner.loops.configure import ConcurrencyTuner
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.observe import InstanceAges, KnownWorkers, LoadMeter, SloCache, observe
@@ -110,7 +110,7 @@ class ModelAutoscaler:
         self.pending: dict[str, float] = {}
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.asking: set[tuple[str, str | None]] = set()
-        self.variants = store.VariantReader()
+        self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, parity=True)  # one round trip a tick
         self.ages = InstanceAges()
         self.holding: set[tuple[str, str]] = set()
         self.interference = interference_config or interference.InterferenceConfig(migrate_after_s=0.0)
@@ -132,26 +132,20 @@ class ModelAutoscaler:
         if not await self.lock.hold():
             return []
         try:
-            snapshot = await observe(
-                self.redis,
-                self.meter,
-                self.slos,
-                heartbeat_ttl_s=self.heartbeat_ttl_s,
-                now=self.clock(),
-                variants_from=self.variants,
-                ages=self.ages,
-            )
-            missing = await self.known.missing(self.redis, snapshot.now)
+            read = await self.cluster.read(self.redis, now=self.clock())
         except Exception:
             self.known.failed()
             raise
+        missing = self.known.missing_in(read.beats, read.now)
+        snapshot = await observe(read, self.meter, self.slos, ages=self.ages)
         if missing:
             await self._hold_for(missing)
             return []
         if self.missing:
             log.info("the store lists every known worker again: planning resumes")
             self.missing = ()
-        await self.parity.tick(snapshot)  # parity instances for apps with parity redundancy (`parity.py`)
+        # Parity instances for apps with parity redundancy (`parity.py`).
+        await self.parity.tick(snapshot, read.parity)
         if self.reserved:
             kept = tuple(i for i in snapshot.instances if (i.worker_id, i.variant_id) not in self.reserved)
             snapshot = replace(snapshot, instances=kept)

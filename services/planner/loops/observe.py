@@ -5,11 +5,10 @@ each app's SLO, and the snapshot the policies plan over, read from Redis and the
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +20,10 @@ from infaas.data.registry_version import Read, reread
 from infaas.policy.failure_detection import missing_recently_seen
 from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
+from services.planner.loops.cluster import ClusterRead
 from services.planner.policies.snapshot import ClusterSnapshot, ModelDemand
 
 log = logging.getLogger("infaas.planner")
-
-DRAINING_KEY = store.P + "planner:draining"
-"""set: workers the planner is draining (they take no new instance while they finish)."""
 
 
 class LoadMeter:
@@ -63,8 +60,12 @@ class LoadMeter:
         if not ids:
             return {}
         counts = await self.redis.mget([store.offered_rows_key(vid) for vid in ids])
+        return self.rates_of(dict(zip(ids, counts, strict=True)))
+
+    def rates_of(self, counts: Mapping[str, bytes | str | None]) -> dict[str, float]:
+        """Rows/s per variant from its `store.offered_rows_key` counter as just read (None: none yet)."""
         now = self.clock()
-        return {vid: self._rate(vid, count, now) for vid, count in zip(ids, counts, strict=True)}
+        return {vid: self._rate(vid, count, now) for vid, count in counts.items()}
 
     async def demand(self, models: Iterable[str]) -> dict[str, Demand]:
         names = sorted(models)
@@ -73,9 +74,13 @@ class LoadMeter:
         pipe = self.redis.pipeline(transaction=False)
         for model in names:
             pipe.hmget(store.demand_key(model), list(store.DEMAND_FIELDS))
+        return self.demand_of(dict(zip(names, await pipe.execute(), strict=True)))
+
+    def demand_of(self, stored: Mapping[str, Sequence[bytes | str | None]]) -> dict[str, Demand]:
+        """Each model's demand from its `store.demand_key` fields (`store.DEMAND_FIELDS`) as just read."""
         now = self.clock()
         out: dict[str, Demand] = {}
-        for model, values in zip(names, await pipe.execute(), strict=True):
+        for model, values in stored.items():
             rate = {
                 name: self._rate(f"{model}\0{name}", value, now)
                 for name, value in zip(store.DEMAND_FIELDS, values, strict=True)
@@ -117,11 +122,15 @@ class KnownWorkers:
         """After a successful read at `now`: the known workers the store no longer lists although their
         heartbeat is less than a TTL old (`missing_recently_seen`). Call `failed` when a read fails."""
         beats: Any = await redis.zrange(store.WORKERS, 0, -1, withscores=True)
+        return self.missing_in({store.text(w): float(at) for w, at in beats}, now)
+
+    def missing_in(self, beats: Mapping[str, float], now: float) -> tuple[str, ...]:
+        """`missing`, from the heartbeat index as a read at `now` found it (worker -> last heartbeat)."""
         if self.failing:
             self.failing, self.reachable_since = False, now
         missing, self.seen_at = missing_recently_seen(
             self.seen_at,
-            {store.text(w): float(at) for w, at in beats},
+            beats,
             now=now,
             reachable_since=self.reachable_since,
             ttl_s=self.ttl_s,
@@ -214,30 +223,14 @@ class SloCache:
 
 
 async def observe(
-    redis: aioredis.Redis,
-    meter: LoadMeter,
-    slos: SloCache,
-    *,
-    heartbeat_ttl_s: float,
-    now: float,
-    variants_from: store.VariantReader | None = None,
-    ages: InstanceAges | None = None,
+    read: ClusterRead, meter: LoadMeter, slos: SloCache, *, ages: InstanceAges | None = None
 ) -> ClusterSnapshot:
-    """Variants, live workers and instances, per-model load and SLOs, and the workers being drained.
-    The reads that do not depend on one another go out together: three turns of round trips, not eight
-    one after the other (each is a wake-up of this process and of Redis, on the cores that serve)."""
-    variants, (workers, instances), draining_ids = await asyncio.gather(
-        (variants_from or store.VariantReader()).read(redis),
-        store.read_live(redis, now=now, ttl_s=heartbeat_ttl_s),
-        redis.smembers(DRAINING_KEY),
-    )
-    draining = {store.text(w) for w in draining_ids}
+    """The snapshot the policies plan over, from one `ClusterRead` (`cluster.py`): variants, live
+    workers and instances, per-model load and SLOs, and the workers being drained."""
     by_model: dict[str, list[VariantProfile]] = {}
-    for v in variants.values():
+    for v in read.variants.values():
         by_model.setdefault(v.model, []).append(v)
-    observed, rates, arrived = await asyncio.gather(
-        store.read_observed(redis, [w.id for w in workers]), meter.rates(variants), meter.demand(by_model)
-    )
+    rates, arrived = meter.rates_of(read.rows), meter.demand_of(read.demand)
     demands = []
     for model, vs in sorted(by_model.items()):
         app = await slos.defaults(vs[0].app)
@@ -261,11 +254,11 @@ async def observe(
             )
         )
     return ClusterSnapshot(
-        now=now,
+        now=read.now,
         demands=tuple(demands),
-        workers=workers,
-        instances=instances,
-        draining=frozenset(draining),
-        observed=observed,
-        loaded_at=ages.update(instances, now) if ages is not None else {},
+        workers=read.workers,
+        instances=read.instances,
+        draining=read.draining,
+        observed=read.observed,
+        loaded_at=ages.update(read.instances, read.now) if ages is not None else {},
     )

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from infaas.clients.executor import ExecutorClient
-from infaas.data import store
 from infaas.policy.parity import PARITY_MARK
 from infaas.policy.selection import USABLE_STATES, WorkerView
 from infaas.schemas.events import Outcome
@@ -101,9 +100,9 @@ class ParityKeeper:
         self.busy: dict[str, asyncio.Task[None]] = {}
         self.unloading: set[tuple[str, str]] = set()
 
-    async def tick(self, snapshot: ClusterSnapshot) -> list[ParityLoad]:
+    async def tick(self, snapshot: ClusterSnapshot, parity: dict[str, VariantProfile]) -> list[ParityLoad]:
+        """`parity`: the published parity variants by model, as the tick's read found them."""
         self.busy = {m: t for m, t in self.busy.items() if not t.done()}
-        parity = await store.read_parity_variants(self.redis)
         loads = [p for p in parity_loads(parity, snapshot) if p.parity.model not in self.busy]
         for p in loads:
             await self._record(p, "decided")

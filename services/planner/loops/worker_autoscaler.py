@@ -21,9 +21,10 @@ import redis.asyncio as aioredis
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from services.planner.event_log import EventLog
+from services.planner.loops.cluster import DRAINING_KEY
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import WorkerRequests
-from services.planner.loops.observe import DRAINING_KEY, KnownWorkers
+from services.planner.loops.observe import KnownWorkers
 from services.planner.policies.worker_pool import WorkerConfig, WorkerDecision, WorkerSnapshot, plan
 from services.planner.providers.base import WorkerProvider
 
