@@ -20,6 +20,8 @@ once, and a watch reads it in a few microseconds.
   under the suite's internal key and a sequence number that grows with every pulse of an incarnation, so
   a forged pulse (a dead worker kept alive, a failure hidden behind `leaving`) is refused, and so is a
   replayed one. Without an internal key nothing is sent or accepted, as with every internal request.
+  A sender signs its next `SEALED_AHEAD` alive pulses at once, so that a pulse's own wake-up is a send
+  and nothing else; its `leaving` pulse is numbered after the last one it sent.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ PULSE_LISTENERS = "infaas:pulse-listeners"
 LISTENER_RENEW_S = 1.0
 LISTENER_TTL_S = 5.0
 MAX_PULSE_BYTES = 512
+SEALED_AHEAD = 40
+"""Alive pulses a sender signs at once, a second's worth at the default interval: one signing in a
+wake-up of its own costs ~60 µs on a cold cache here, a batch of them ~3 µs each (docs/benchmarks.md)."""
 _MAC_CHARS = 32  # 128 bits of the HMAC, hex
 
 PulseState = Literal["alive", "leaving"]
@@ -127,7 +132,8 @@ class PulseSender:
         self._drop_after = max(1, round(ttl_s / renew_s))
         self._resolved: dict[str, tuple[socket.AddressFamily, tuple[object, ...]]] = {}
         self._sockets: dict[socket.AddressFamily, socket.socket] = {}
-        self._seq = 0
+        self._seq = 0  # the sequence number of the last pulse sent
+        self._ahead: list[bytes] = []  # alive pulses signed ahead, the next one last
         self._stop = threading.Event()
         # The pulse thread sleeps on a plain lock held until `stop`: a timed `Event.wait` builds a lock
         # and a Condition for every wait, ~30 µs more per wake-up here, 40 times a second.
@@ -185,8 +191,15 @@ class PulseSender:
             self._stop.wait(self.renew_s)
 
     def _send(self, state: PulseState) -> None:
+        if state == "alive":
+            if not self._ahead:
+                seqs = range(self._seq + SEALED_AHEAD, self._seq, -1)
+                self._ahead = [self.seal.seal(replace(self.pulse, state=state, seq=n)) for n in seqs]
+            datagram = self._ahead.pop()
+        else:  # past every alive pulse sent; those signed ahead and not sent are never sent
+            self._ahead = []
+            datagram = self.seal.seal(replace(self.pulse, state=state, seq=self._seq + 1))
         self._seq += 1
-        datagram = self.seal.seal(replace(self.pulse, state=state, seq=self._seq))
         for sock, address in self.targets:
             try:
                 sock.sendto(datagram, address)

@@ -14,7 +14,14 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from infaas.data.pulses import PULSE_LISTENERS, Pulse, PulseSeal, PulseSender, listener_address
+from infaas.data.pulses import (
+    PULSE_LISTENERS,
+    SEALED_AHEAD,
+    Pulse,
+    PulseSeal,
+    PulseSender,
+    listener_address,
+)
 from services.planner.pulse_inbox import open_inbox
 from tests.polling import wait_for
 
@@ -103,6 +110,25 @@ def test_pulses_reach_every_listener_at_their_interval_signed_and_in_sequence(
     assert second.poll()[-1].state == "leaving"
     first.close()
     second.close()
+
+
+def test_pulses_signed_ahead_go_out_one_per_turn_in_sequence_and_leaving_comes_after_them(
+    redis_url: str, client: redis.Redis
+) -> None:
+    listener = Listener(client)
+    sender = PulseSender(redis_url, Pulse("pulse-test-worker", "inc-1"), interval_s=0.02, key=KEY)
+    sender.refresh()  # where to send, without the threads: each turn below is one pulse
+    try:
+        turns = 2 * SEALED_AHEAD + 3
+        for _ in range(turns):
+            sender._send("alive")
+        sender._send("leaving")
+        wait_for(lambda: len(listener.poll()) == turns + 1, what="every pulse")
+    finally:
+        sender.stop(leaving=False)
+        listener.close()
+    assert [p.seq for p in listener.pulses] == list(range(1, turns + 2))
+    assert [p.state for p in listener.pulses] == ["alive"] * turns + ["leaving"]
 
 
 def test_a_listener_advertised_later_is_found_and_an_emptied_redis_silences_no_one(
