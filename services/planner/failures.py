@@ -347,6 +347,8 @@ class FailureWatch:
 
     async def _declare(self, worker: str, last: float, quiet_s: float, why: str) -> None:
         self.heard.pop(worker, None)
+        if self.inbox is not None:
+            self.inbox.forget(worker)  # its pulses signed ahead: a later one is checked afresh
         self.suspects.pop(worker, None)
         incarnation = self.incarnations.pop(worker, "")
         self.addresses.pop(worker, None)

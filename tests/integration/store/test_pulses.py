@@ -22,7 +22,7 @@ from infaas.data.pulses import (
     PulseSender,
     listener_address,
 )
-from services.planner.pulse_inbox import open_inbox
+from services.planner.pulse_inbox import EXPECTED_AHEAD, PulseInbox, open_inbox
 from tests.polling import wait_for
 
 KEY = "int_pulse_test_key"
@@ -214,3 +214,32 @@ def test_a_seal_refuses_fields_that_would_change_its_meaning() -> None:
         PulseSeal(KEY).seal(Pulse("w|1", "a"))
     with pytest.raises(ValueError):
         PulseSeal("").seal(Pulse("w1", "a"))
+
+
+def test_the_inbox_checks_an_incarnation_once_per_batch_and_still_refuses_replays_and_forgeries() -> None:
+    heard: list[Pulse] = []
+    inbox = PulseInbox(PulseSeal(KEY), lambda p, _now: heard.append(p))
+    seal, addr = PulseSeal(KEY), ("127.0.0.1", 1)
+
+    def send(pulse: Pulse) -> None:
+        inbox.datagram_received(seal.seal(pulse), addr)
+
+    count = EXPECTED_AHEAD + 5
+    for seq in range(1, count + 1):
+        send(Pulse("w1", "a", seq=seq))
+    assert [p.seq for p in heard] == list(range(1, count + 1))
+    # Only the first (a new incarnation) and the second (then its next ones are signed ahead) were
+    # checked; the rest were taken as signed ahead, the next batch signed when the last one came.
+    assert inbox.checked == 2 and inbox.rejected == 0
+    send(Pulse("w1", "a", seq=10))  # a replay of one taken from the batch
+    inbox.datagram_received(b"w1|a|alive|46|" + b"0" * 32, addr)  # the next one, forged
+    send(Pulse("w1", "a", seq=count + 3))  # two lost on the way: still in the batch
+    send(Pulse("w1", "a", seq=count + 2))  # one of them arriving late: a replay all the same
+    assert inbox.rejected == 3 and heard[-1].seq == count + 3
+    send(Pulse("w1", "a", seq=count + 3 + 2 * EXPECTED_AHEAD))  # past the batch (a long gap): checked
+    assert inbox.checked == 5 and heard[-1].seq == count + 3 + 2 * EXPECTED_AHEAD
+    # Echoes (one pulse per incarnation) are never signed ahead; a worker that leaves is forgotten.
+    for at in ("1.5", "1.6", "1.7"):
+        send(Pulse("detector-x", at, seq=1))
+    send(Pulse("w1", "a", "leaving", seq=count + 4 + 2 * EXPECTED_AHEAD))
+    assert inbox.expected == {} and heard[-1].state == "leaving"
