@@ -1,18 +1,18 @@
 """One read of the cluster per planner tick, in one round trip while the cluster is unchanged.
 
-What the model autoscaler and the failover loop plan over (variants, parity variants, the heartbeat
-index, live workers' hashes and what they measured, the workers being drained, and the rows and demand
-counters) was read in several turns of separate commands, each command on its own pooled connection:
-~11 round trips per loop per second, each a wake-up of the planner and of Redis on the cores that
-serve queries. A `ClusterReader` sends them as one pipeline, reading the variants, workers and models
-its last read found in the same round trip as the lists that name them; what appeared since is read in
-a second round trip (a new model's demand counters, known only once its variants are parsed, in a
-third). `ClusterRead.round_trips` says how many a read took.
+What the model autoscaler, the failover loop and the worker autoscaler plan over (variants, parity
+variants, the heartbeat index, live workers' hashes and what they measured, the workers being drained,
+and the rows and demand counters) is many keys. Read as separate commands, each on its own pooled
+connection, it took ~11 round trips per loop per tick, each a wake-up of the planner and of Redis on
+the cores that serve queries. A `ClusterReader` sends them as one pipeline, reading the variants,
+workers and models its last read found in the same round trip as the lists that name them; what
+appeared since is read in a second round trip (a new model's demand counters, known only once its
+variants are parsed, in a third). `ClusterRead.round_trips` says how many a read took.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,16 @@ class ClusterRead:
     round_trips: int = 1
 
 
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    """What a round trip reads beside the lists: variant JSON, worker hashes, rows and demand counters."""
+
+    blobs: tuple[str, ...] = ()
+    wids: tuple[str, ...] = ()
+    rows: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+
+
 @dataclass
 class _Got:
     blobs: dict[str, Any] = field(default_factory=dict)
@@ -78,13 +88,14 @@ class ClusterReader:
             pipe.smembers(store.PARITY_VARIANTS)
         pipe.zrange(store.WORKERS, 0, -1, withscores=True)
         pipe.smembers(DRAINING_KEY)
-        self._queue(pipe, (*self._vids, *self._pids), self._wids, self._vids, self._models)
+        expected = _Ask((*self._vids, *self._pids), self._wids, self._vids, self._models)
+        self._queue(pipe, expected)
         results = iter(await pipe.execute())
         members = next(results)
         parity_members = next(results) if self.with_parity else ()
         index, draining = next(results), next(results)
         got = _Got()
-        self._take(results, got, (*self._vids, *self._pids), self._wids, self._vids, self._models)
+        self._take(results, got, expected)
         round_trips = 1
 
         vids = tuple(sorted(store.text(m) for m in members))
@@ -95,13 +106,13 @@ class ClusterReader:
         wids = tuple(w for w in live if w not in got.hashes)
         rows = tuple(v for v in vids if v not in got.rows) if self.with_rows else ()
         if blobs or wids or rows:  # what appeared since the last read
-            round_trips += await self._read_more(r, got, blobs, wids, rows, ())
+            round_trips += await self._read_more(r, got, _Ask(blobs, wids, rows))
 
         variants = self._variants.parse(got.blobs.get(v) for v in vids)
         parity = {p.model: p for p in self._parity.parse(got.blobs.get(v) for v in pids).values()}
         models = tuple(sorted({v.model for v in variants.values()}))
         if self.with_demand and (new := tuple(m for m in models if m not in got.demand)):
-            round_trips += await self._read_more(r, got, (), (), (), new)
+            round_trips += await self._read_more(r, got, _Ask(models=new))
 
         workers, instances = store.parse_workers(list(live), [got.hashes[w] for w in live])
         observed: dict[tuple[str, str], Observed] = {}
@@ -123,55 +134,32 @@ class ClusterReader:
             round_trips=round_trips,
         )
 
-    async def _read_more(
-        self,
-        r: aioredis.Redis,
-        got: _Got,
-        blobs: Sequence[str],
-        wids: Sequence[str],
-        rows: Sequence[str],
-        models: Sequence[str],
-    ) -> int:
+    async def _read_more(self, r: aioredis.Redis, got: _Got, ask: _Ask) -> int:
         pipe = r.pipeline(transaction=False)
-        self._queue(pipe, blobs, wids, rows, models)
-        self._take(iter(await pipe.execute()), got, blobs, wids, rows, models)
+        self._queue(pipe, ask)
+        self._take(iter(await pipe.execute()), got, ask)
         return 1
 
-    def _queue(
-        self,
-        pipe: Any,
-        blobs: Sequence[str],
-        wids: Sequence[str],
-        rows: Sequence[str],
-        models: Sequence[str],
-    ) -> None:
-        if blobs:
-            pipe.mget([store.variant_key(v) for v in blobs])
-        for w in wids:
+    def _queue(self, pipe: Any, ask: _Ask) -> None:
+        if ask.blobs:
+            pipe.mget([store.variant_key(v) for v in ask.blobs])
+        for w in ask.wids:
             pipe.hgetall(store.worker_key(w))
             pipe.hgetall(store.instances_key(w))
-        if self.with_rows and rows:
-            pipe.mget([store.offered_rows_key(v) for v in rows])
+        if self.with_rows and ask.rows:
+            pipe.mget([store.offered_rows_key(v) for v in ask.rows])
         if self.with_demand:
-            for m in models:
+            for m in ask.models:
                 pipe.hmget(store.demand_key(m), list(store.DEMAND_FIELDS))
 
-    def _take(
-        self,
-        results: Iterator[Any],
-        got: _Got,
-        blobs: Sequence[str],
-        wids: Sequence[str],
-        rows: Sequence[str],
-        models: Sequence[str],
-    ) -> None:
+    def _take(self, results: Iterator[Any], got: _Got, ask: _Ask) -> None:
         """Take what `_queue` asked for from `results`, in the same order."""
-        if blobs:
-            got.blobs.update(zip(blobs, next(results), strict=True))
-        for w in wids:
+        if ask.blobs:
+            got.blobs.update(zip(ask.blobs, next(results), strict=True))
+        for w in ask.wids:
             got.hashes[w] = (next(results), next(results))
-        if self.with_rows and rows:
-            got.rows.update(zip(rows, next(results), strict=True))
+        if self.with_rows and ask.rows:
+            got.rows.update(zip(ask.rows, next(results), strict=True))
         if self.with_demand:
-            for m in models:
+            for m in ask.models:
                 got.demand[m] = next(results)

@@ -10,7 +10,6 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import redis.asyncio as aioredis
 
@@ -118,14 +117,10 @@ class KnownWorkers:
         self.reachable_since = now  # when reads last came back after failing
         self.failing = False
 
-    async def missing(self, redis: aioredis.Redis, now: float) -> tuple[str, ...]:
-        """After a successful read at `now`: the known workers the store no longer lists although their
-        heartbeat is less than a TTL old (`missing_recently_seen`). Call `failed` when a read fails."""
-        beats: Any = await redis.zrange(store.WORKERS, 0, -1, withscores=True)
-        return self.missing_in({store.text(w): float(at) for w, at in beats}, now)
-
     def missing_in(self, beats: Mapping[str, float], now: float) -> tuple[str, ...]:
-        """`missing`, from the heartbeat index as a read at `now` found it (worker -> last heartbeat)."""
+        """After a successful read at `now` (`beats`: the heartbeat index it found, worker -> last
+        heartbeat): the known workers the store no longer lists although their heartbeat is less than a
+        TTL old (`missing_recently_seen`). Call `failed` when a read fails."""
         if self.failing:
             self.failing, self.reachable_since = False, now
         missing, self.seen_at = missing_recently_seen(

@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from infaas.clients.executor import ExecutorClient
 from infaas.data import store
 from services.planner.event_log import EventLog
-from services.planner.loops.cluster import DRAINING_KEY
+from services.planner.loops.cluster import DRAINING_KEY, ClusterReader
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import WorkerRequests
 from services.planner.loops.observe import KnownWorkers
@@ -57,18 +57,19 @@ class WorkerAutoscaler:
         self.idle_since: dict[str, float] = {}
         self.removing: dict[str, asyncio.Task[None]] = {}
         self.known = KnownWorkers(heartbeat_ttl_s, clock())
+        self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, rows=False, demand=False)
 
     async def tick(self) -> list[WorkerDecision]:
         if not await self.lock.hold():
             return []
         now = self.clock()
         try:
-            workers, instances = await store.read_live(self.redis, now=now, ttl_s=self.heartbeat_ttl_s)
-            draining = {store.text(w) for w in await self.redis.smembers(DRAINING_KEY)}
-            missing = await self.known.missing(self.redis, now)
+            read = await self.cluster.read(self.redis, now=now)
         except Exception:
             self.known.failed()
             raise
+        workers, instances = read.workers, read.instances
+        missing = self.known.missing_in(read.beats, now)
         if missing:
             # Redis lost workers that live (restarted empty): the pool would look short or idle. The
             # model autoscaler's hold event says so; nothing is added or drained until they heartbeat.
@@ -81,7 +82,7 @@ class WorkerAutoscaler:
             instances=instances,
             requests=asked,
             starting=await self.provider.starting(),
-            draining=frozenset(draining | set(self.removing)),
+            draining=read.draining | frozenset(self.removing),
             # Only this provider's workers may go: never a worker another system started.
             removable=frozenset(w.id for w in workers if self.provider.owns(w)),
         )
