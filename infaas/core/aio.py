@@ -8,6 +8,11 @@ use — turns a cancellation that arrives as its own deadline passes into `Timeo
 returns: a test's teardown or a service's shutdown hangs. `stop_tasks` cancels again until the task
 has really ended.
 
+`raise_if_cancelling` is for loops that retry on errors (a Redis subscription taken again after a loss):
+an error raised while the loop's task is being cancelled is that cancel, come out of a library as
+another exception (redis-py can report a cancel during a read as "Connection closed by server"), and
+the loop must end rather than retry.
+
 `until` awaits a future up to a deadline, for the query path.
 """
 
@@ -37,6 +42,13 @@ async def stop_tasks(*tasks: asyncio.Task[Any] | None, grace_s: float = 0.0, ret
     for task in live:
         if not task.cancelled() and task.exception() is not None:
             log.error("task %s ended with an error", task.get_name(), exc_info=task.exception())
+
+
+def raise_if_cancelling(exc: BaseException) -> None:
+    """Raise `CancelledError` (from `exc`) when the current task is being cancelled; else return."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError from exc
 
 
 def _expire(future: asyncio.Future[Any]) -> None:

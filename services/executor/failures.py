@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 
+from infaas.core.aio import raise_if_cancelling
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
 from infaas.data.orphans import claim_orphans
 from services.executor import metrics
@@ -58,6 +59,7 @@ async def listen_failures(host: InstanceHost) -> None:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            raise_if_cancelling(exc)  # stopping, not a lost subscription to take again
             log.warning("failure-notice subscription lost (%s); resubscribing", exc)
             await asyncio.sleep(0.5)
         finally:

@@ -29,6 +29,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from infaas.core.aio import raise_if_cancelling
 from infaas.data import store
 from infaas.data.failures import (
     CLAIM_TTL_MS,
@@ -229,11 +230,7 @@ class FailureWatch:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    # A cancel the client let out as another error (the connection closed under the
-                    # read): stopping, not a lost subscription to take again.
-                    raise asyncio.CancelledError from exc
+                raise_if_cancelling(exc)  # stopping, not a lost subscription to take again
                 log.warning("failure watch subscription lost (%s); resubscribing", exc)
                 await asyncio.sleep(0.2)
             finally:

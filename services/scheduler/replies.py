@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 
+from infaas.core.aio import raise_if_cancelling
 from infaas.data import store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
 from infaas.wire.frames import Decoded
@@ -63,6 +64,7 @@ class Replies:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                raise_if_cancelling(exc)  # stopping, not a lost subscription to take again
                 log.warning("reply subscription lost (%s); resubscribing", exc)
                 await asyncio.sleep(0.2)
             finally:

@@ -8,15 +8,15 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-import redis
 import redis.asyncio as aioredis
 import uvloop
 
 from infaas.data.pulses import Pulse, PulseSeal, parse_address
 from services.planner.failures import FailureWatch
+from tests.redis_faults import cancel_as_lost_connection
 
 T = TypeVar("T")
 KEY = "int_watch_timer_key"
@@ -78,32 +78,10 @@ def test_a_silent_worker_is_declared_every_time_on_uvloop(redis_url: str) -> Non
     assert rejected == 0
 
 
-class _CancelAsLostConnection:
-    """The client's subscription, except that a cancel during its read comes out as the lost connection
-    a client can report when its socket is closed under the read (seen in a CI run: the watch then
-    subscribed again instead of stopping, and outlived its stop)."""
-
-    def __init__(self, client: aioredis.Redis) -> None:
-        self.inner = client.pubsub()
-
-    async def subscribe(self, *channels: str) -> None:
-        await self.inner.subscribe(*channels)
-
-    async def listen(self) -> AsyncIterator[dict[str, Any]]:
-        try:
-            async for message in self.inner.listen():
-                yield message
-        except asyncio.CancelledError:
-            raise redis.ConnectionError("Connection closed by server.") from None
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 def test_a_cancel_that_comes_out_of_the_client_as_another_error_still_stops_the_watch(redis_url: str) -> None:
     async def scenario() -> list[asyncio.Task[None]]:
         client = aioredis.Redis.from_url(redis_url)
-        client.pubsub = lambda **_: _CancelAsLostConnection(aioredis.Redis.from_url(redis_url))  # type: ignore[assignment,method-assign,misc]
+        cancel_as_lost_connection(client)
         watch = FailureWatch(client, None, interval_s=INTERVAL_S, misses=2, key=KEY)
         await watch.start()
         tasks = list(watch._tasks)
