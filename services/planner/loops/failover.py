@@ -80,7 +80,7 @@ class Failover:
         self.redis, self.lock, self.registry = redis, lock, registry
         self.executors, self.events, self.scaler, self.clock = executors, events, scaler, clock
         self.heartbeat_ttl_s, self.alpha, self.terms_ttl_s = heartbeat_ttl_s, alpha, terms_ttl_s
-        self.meter = LoadMeter(redis)
+        self.meter = LoadMeter()
         self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, rows=False)  # one round trip a look
         self.backups: dict[str, tuple[str, str]] = {}
         self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look

@@ -11,8 +11,6 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import redis.asyncio as aioredis
-
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import store
 from infaas.data.registry_version import Read, reread
@@ -27,15 +25,13 @@ log = logging.getLogger("infaas.planner")
 
 class LoadMeter:
     """Offered rows/s per variant and demand per model, as rates over a sliding window of store
-    counters that every dispatcher adds to every fraction of a second: per variant the rows sent to its
-    instances (`store.offered_rows_key`), per model every row that arrived, shed and late ones included
-    (`store.demand_key`). Rows, because capacity is in rows: a variant's saturation throughput was
-    profiled with one-row queries batched, and a query of 8 rows costs about 8 of them."""
+    counters that every dispatcher adds to every fraction of a second, as a tick's read found them
+    (`cluster.py`): per variant the rows sent to its instances (`store.offered_rows_key`), per model
+    every row that arrived, shed and late ones included (`store.demand_key`). Rows, because capacity is
+    in rows: a variant's saturation throughput was profiled with one-row queries batched, and a query
+    of 8 rows costs about 8 of them."""
 
-    def __init__(
-        self, redis: aioredis.Redis, *, window_s: float = 2.0, clock: Callable[[], float] = time.time
-    ):
-        self.redis = redis
+    def __init__(self, *, window_s: float = 2.0, clock: Callable[[], float] = time.time):
         self.window_s = window_s
         self.clock = clock
         self.samples: dict[str, deque[tuple[float, int]]] = {}
@@ -54,26 +50,10 @@ class LoadMeter:
         window = self.samples.get(key)
         return window[-1][1] - window[0][1] if window else 0
 
-    async def rates(self, vids: Iterable[str]) -> dict[str, float]:
-        ids = sorted(vids)
-        if not ids:
-            return {}
-        counts = await self.redis.mget([store.offered_rows_key(vid) for vid in ids])
-        return self.rates_of(dict(zip(ids, counts, strict=True)))
-
     def rates_of(self, counts: Mapping[str, bytes | str | None]) -> dict[str, float]:
         """Rows/s per variant from its `store.offered_rows_key` counter as just read (None: none yet)."""
         now = self.clock()
         return {vid: self._rate(vid, count, now) for vid, count in counts.items()}
-
-    async def demand(self, models: Iterable[str]) -> dict[str, Demand]:
-        names = sorted(models)
-        if not names:
-            return {}
-        pipe = self.redis.pipeline(transaction=False)
-        for model in names:
-            pipe.hmget(store.demand_key(model), list(store.DEMAND_FIELDS))
-        return self.demand_of(dict(zip(names, await pipe.execute(), strict=True)))
 
     def demand_of(self, stored: Mapping[str, Sequence[bytes | str | None]]) -> dict[str, Demand]:
         """Each model's demand from its `store.demand_key` fields (`store.DEMAND_FIELDS`) as just read."""

@@ -84,7 +84,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
         scaler = ModelAutoscaler(
             redis=redis,
             lock=lock,
-            meter=LoadMeter(redis),
+            meter=LoadMeter(),
             slos=SloCache(registry, token=lambda: read_version(redis)),
             executors=executors,
             events=app.state.events,

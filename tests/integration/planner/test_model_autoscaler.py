@@ -70,7 +70,7 @@ async def autoscaler(
     scaler = ModelAutoscaler(
         redis=client,
         lock=LeaderLock(client),
-        meter=LoadMeter(client, window_s=2.0),
+        meter=LoadMeter(window_s=2.0),
         slos=SloCache(registry),
         executors=executors,
         events=events,

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import redis
 import redis.asyncio as aioredis
 
 from infaas.data import store
+from services.planner.loops.cluster import ClusterReader
 from services.planner.loops.leader import LEADER_KEY, LeaderLock
 from services.planner.loops.observe import LoadMeter
+from tests.factories import variant_profile
 from tests.polling import async_wait_for
 
 
@@ -70,18 +73,26 @@ async def test_loops_that_ask_for_the_lease_at_once_share_one_round_trip(redis_u
 
 async def test_offered_load_is_the_rate_of_rows_dispatchers_sent_to_each_variant(redis_url: str) -> None:
     client = aioredis.Redis.from_url(redis_url)
-    await client.delete(store.offered_rows_key("v1"), store.offered_rows_key("v2"))
+    sync = redis.Redis.from_url(redis_url)
+    await client.delete(store.offered_rows_key("m.v1"), store.offered_rows_key("m.v2"))
     clock = [100.0]
-    meter = LoadMeter(client, window_s=2.0, clock=lambda: clock[0])
+    meter = LoadMeter(window_s=2.0, clock=lambda: clock[0])
+    reader = ClusterReader(ttl_s=5.0)
+
+    async def rates() -> dict[str, float]:  # as a planner tick reads the counters and rates them
+        return meter.rates_of((await reader.read(client, now=clock[0])).rows)
+
     try:
-        assert await meter.rates([]) == {}
-        assert await meter.rates(["v1", "v2"]) == {"v1": 0.0, "v2": 0.0}  # no counter yet
+        assert await rates() == {}  # nothing published
+        store.publish_variants(sync, [variant_profile(id="m.v1"), variant_profile(id="m.v2")], notify=False)
+        assert await rates() == {"m.v1": 0.0, "m.v2": 0.0}  # no counter yet
         # two dispatchers' turns: 10 queries of 3 rows, then 6 of 1 row; the rows count
-        await client.incrby(store.offered_rows_key("v1"), 30)
-        await client.incrby(store.offered_rows_key("v1"), 6)
+        await client.incrby(store.offered_rows_key("m.v1"), 30)
+        await client.incrby(store.offered_rows_key("m.v1"), 6)
         clock[0] = 101.0
-        assert await meter.rates(["v1", "v2"]) == {"v1": 36.0, "v2": 0.0}
+        assert await rates() == {"m.v1": 36.0, "m.v2": 0.0}
         clock[0] = 103.5  # nothing new for 2.5 s: the window slides past the burst
-        assert (await meter.rates(["v1"]))["v1"] == 0.0
+        assert (await rates())["m.v1"] == 0.0
     finally:
+        sync.close()
         await client.aclose()
