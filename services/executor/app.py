@@ -31,7 +31,7 @@ from infaas.runtimes.hardware import detect_hardware, served_hardware, usable_co
 from infaas.runtimes.hardware import worker_id as make_worker_id
 from infaas.schemas.api import WorkerRegistration
 from infaas.schemas.variants import VariantProfile
-from infaas.wire import loopback
+from infaas.wire import local, loopback
 from services.executor import control, metrics
 from services.executor.failures import listen_failures
 from services.executor.instance_state import Thresholds
@@ -161,6 +161,7 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
             internal_key=settings.internal_key,
             max_frame_bytes=4 * settings.max_request_bytes,
             in_process=in_process,
+            local_dir=local.run_dir(settings.var_dir) if settings.push_local_socket else None,
         )
         last = {"t": time.monotonic(), "busy": 0.0}
         thresholds = Thresholds(

@@ -4,7 +4,8 @@ get each answer back on it (`infaas.wire.connection`), instead of through a Redi
 A query then wakes four processes instead of eight (docs/benchmarks.md). It is as safe as the streams:
 the dispatcher keeps every frame until it is answered, and re-sends it elsewhere when this worker
 refuses it (no such instance, draining, failed) or the connection drops (this process died or was
-stopped). A worker that hangs is covered by the query's deadline, as it is with streams.
+stopped). A worker that hangs is covered by the query's deadline, as it is with streams. A dispatcher on
+the same host reaches the endpoint through a Unix socket beside the TCP port (`infaas.wire.local`).
 
 Only holders of the suite's internal key may send queries: a connection's first frame must be its hello
 (`infaas.wire.handshake`). Until it came, `frame_received` is the check; after it, the class's own
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from infaas.core.errors import BadRequest
-from infaas.wire import loopback
+from infaas.wire import local, loopback
 from infaas.wire.connection import FramedProtocol
 from infaas.wire.frames import decode_frame, encode_frame, peek_header
 from infaas.wire.handshake import hello_matches
@@ -81,6 +84,20 @@ def _ignore(_frame: bytes | memoryview) -> None:
     """What a refused connection does with the frames that arrived behind its first."""
 
 
+@dataclass
+class PushServer:
+    """The push endpoint's listeners: TCP, and the same-host Unix socket where there is one."""
+
+    tcp: asyncio.AbstractServer
+    local: local.LocalServer | None = None
+
+    def close(self) -> None:
+        """No new connections; those open stay open."""
+        self.tcp.close()
+        if self.local is not None:
+            self.local.close()
+
+
 async def start_server(
     host: InstanceHost,
     *,
@@ -90,11 +107,13 @@ async def start_server(
     internal_key: str,
     max_frame_bytes: int,
     in_process: bool = False,
-) -> tuple[asyncio.Server, str]:
-    """Listen for dispatchers; returns the server and the `host:port` to advertise in heartbeats (port
-    0 picks a free one: the address travels in the metadata store, so nobody needs to know it ahead).
-    `in_process`: a dispatcher in this process reaches the address without a socket
-    (`infaas.wire.loopback`); others still connect over TCP. Stop that with `loopback.stop`."""
+    local_dir: Path | None = None,
+) -> tuple[PushServer, str]:
+    """Listen for dispatchers; returns the listeners and the `host:port` to advertise in heartbeats
+    (port 0 picks a free one: the address travels in the metadata store, so nobody needs to know it
+    ahead). `in_process`: a dispatcher in this process reaches the address without a socket
+    (`infaas.wire.loopback`); others still connect over TCP. Stop that with `loopback.stop`.
+    `local_dir`: also listen on the address's Unix socket there, for dispatchers of this host."""
     loop = asyncio.get_running_loop()
     key = internal_key.encode()
 
@@ -107,4 +126,5 @@ async def start_server(
     addr = f"{advertised_host}:{bound_port}"
     if in_process:
         loopback.listen(addr, protocol)
-    return server, addr
+    near = await local.serve(protocol, local_dir, addr) if local_dir is not None else None
+    return PushServer(server, near), addr

@@ -17,10 +17,11 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import cast
 
 from infaas.core.errors import BadRequest
-from infaas.wire import loopback
+from infaas.wire import local, loopback
 from infaas.wire.connection import FramedProtocol, split_addr
 from infaas.wire.frames import Decoded, decode_frame, peek_header
 from infaas.wire.handshake import encode_hello
@@ -109,10 +110,14 @@ class PushPool:
         *,
         internal_key: str,
         max_frame_bytes: int,
+        local_dir: Path | None = None,
     ) -> None:
+        """`local_dir`: where executors of this host keep their Unix sockets (`infaas.wire.local`); a
+        connection to one that has one there goes through it, else over TCP."""
         self.waiting = waiting  # the dispatcher's futures by query id: answers resolve them
         self.hello = encode_hello(internal_key)
         self.max_frame_bytes = max_frame_bytes
+        self.local_dir = local_dir
         self.connections: dict[str, _Connection] = {}
         self.outstanding: Counter[str] = Counter()  # per address: sent (or being sent), not yet done
         self._connecting: dict[str, asyncio.Future[_Connection]] = {}
@@ -149,8 +154,15 @@ class PushPool:
                 _, made = loopback.connect(addr, protocol)
                 conn = cast(_Connection, made)
             else:
-                host, port = split_addr(addr)
-                _, conn = await asyncio.wait_for(loop.create_connection(protocol, host, port), timeout=2.0)
+                near = None
+                if self.local_dir is not None:  # an executor of this host: its Unix socket if it has one
+                    near = await local.connect(protocol, self.local_dir, addr, timeout_s=2.0)
+                if near is not None:
+                    conn = cast(_Connection, near)
+                else:
+                    host, port = split_addr(addr)
+                    connecting = loop.create_connection(protocol, host, port)
+                    _, conn = await asyncio.wait_for(connecting, timeout=2.0)
             if self.closed:  # the pool was closed while this connection was being made
                 conn.close()
                 raise OSError("the dispatcher is stopping")

@@ -17,6 +17,7 @@ from infaas.core.aio import until
 from infaas.core.config import Settings
 from infaas.data import store
 from infaas.policy.selection import Decision, WorkerView
+from infaas.wire import local
 from infaas.wire.frames import encode_frame
 from services.scheduler.enqueue import StreamEnqueuer
 from services.scheduler.push import PushPool, WorkerLost
@@ -41,6 +42,7 @@ class Sender:
                 replies.waiting,
                 internal_key=settings.internal_key,
                 max_frame_bytes=16 * settings.max_request_bytes,
+                local_dir=local.run_dir(settings.var_dir) if settings.push_local_socket else None,
             )
             if settings.dispatch == "push"
             else None

@@ -24,6 +24,7 @@ import redis
 from infaas.clients.executor import ExecutorClient
 from infaas.core.errors import NotFound
 from infaas.data import store
+from infaas.wire import local
 from tests.e2e.conftest import RunningSuite, _settings, own_suite
 from tests.e2e.wine import CHEM, register_wine, wine_body, wine_rows
 from tests.polling import wait_for
@@ -137,12 +138,13 @@ def test_the_gateway_hosts_an_executor_that_serves_without_a_socket_and_comes_ba
             # Served in the gateway's own process: it never opened a connection to that push port.
             assert push_port not in _gateway_tcp_peers(running)
 
-            # The separate executor still serves over TCP beside it.
+            # The separate executor still serves beside it, through its Unix socket (the same host).
             _place(running, sync, vid, on="executor-2", off="executor")
             answers = _ask(running, key, wine_rows(10, 2))
             assert {a["worker"] for a in answers} == {other}
-            if dispatch == "push":  # with streams, queries go through Redis to either executor
-                assert other_push_port in _gateway_tcp_peers(running)
+            other_socket = local.socket_path(local.run_dir(settings.var_dir), _field(sync, other, "push"))
+            assert other_socket is not None and other_socket.is_socket()
+            assert other_push_port not in _gateway_tcp_peers(running)
 
             # A crash of the gateway's process takes its executor with it; the supervisor starts both
             # again, and the hosted executor rejoins as a new incarnation.
