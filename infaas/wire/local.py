@@ -56,7 +56,7 @@ def socket_path(directory: Path, addr: str) -> Path | None:
         host, port = split_addr(addr)
     except ValueError:
         return None
-    if not _loopback(host) or not hasattr(asyncio.AbstractEventLoop, "create_unix_server"):
+    if not _loopback(host) or os.name != "posix":  # Windows' event loops have no Unix sockets
         return None
     path = directory / f"push-{port}.sock"
     return path if len(os.fsencode(path)) <= _MAX_PATH else None
