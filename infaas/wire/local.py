@@ -10,8 +10,9 @@ socket").
 
 Why the name can be trusted: the port is held by the executor's TCP listener, so no other live process
 binds the same name in the same var dir; a file left by a dead one refuses connections, and the dispatcher
-then goes over TCP. The directory must belong to this user and be closed to everyone else (0700), so
-nobody else can put a socket there to read the hello: a dispatcher that finds it otherwise uses TCP.
+then goes over TCP (an executor starting removes such files). The directory must belong to this user and
+be closed to everyone else (0700), so nobody else can put a socket there to read the hello: a dispatcher
+that finds it otherwise uses TCP.
 Only loopback addresses qualify: a routable address may name another host, whose port number could be
 the same as a local executor's.
 """
@@ -23,6 +24,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import socket
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -101,11 +103,30 @@ async def serve(factory: Callable[[], asyncio.Protocol], directory: Path, addr: 
             return None
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)  # left by a process that held this port before and died: it serves nobody
+        _sweep(directory)
         server = await asyncio.get_running_loop().create_unix_server(factory, str(path))
         return LocalServer(server, path)
     except OSError as exc:
         log.warning("not serving push on a Unix socket at %s: %s", path, exc)
         return None
+
+
+def _sweep(directory: Path) -> None:
+    """Remove the sockets in `directory` that nothing listens on any more: an executor that was killed
+    leaves its file, and with a new port at each start they would pile up. A socket that refuses a
+    connection has no listener; a live one accepts it or, its backlog full, asks to wait."""
+    for stale in directory.glob("push-*.sock"):
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.setblocking(False)
+        try:
+            probe.connect(str(stale))
+        except ConnectionRefusedError:
+            with contextlib.suppress(OSError):
+                os.unlink(stale)
+        except OSError:
+            pass  # alive and busy, or not a socket of ours to judge
+        finally:
+            probe.close()
 
 
 async def connect(

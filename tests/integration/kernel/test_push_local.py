@@ -184,3 +184,22 @@ def test_only_loopback_addresses_that_fit_get_a_socket(tmp_path: Path) -> None:
     assert local.socket_path(tmp_path, "executor:9100") is None
     assert local.socket_path(tmp_path, "not an address") is None
     assert local.socket_path(tmp_path / ("d" * 120), "127.0.0.1:9100") is None  # too long for AF_UNIX
+
+
+async def test_an_executor_starting_removes_sockets_nobody_listens_on(run: Path) -> None:
+    run.mkdir(mode=0o700)
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(run / "push-1.sock"))  # what a killed executor leaves
+    dead.close()
+    live = socket.socket(socket.AF_UNIX)
+    live.bind(str(run / "push-2.sock"))
+    live.listen()
+    try:
+        server, addr = await _endpoint(run)
+        assert not (run / "push-1.sock").exists()
+        assert (run / "push-2.sock").is_socket()  # another executor's, alive
+        path = local.socket_path(run, addr)
+        assert path is not None and path.is_socket()
+        server.close()
+    finally:
+        live.close()
