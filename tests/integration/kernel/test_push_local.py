@@ -60,6 +60,20 @@ def _family(pool: PushPool, addr: str) -> int:
     return int(sock.family)
 
 
+async def _answered_over(addr: str, run: Path | None) -> int:
+    """Ask `addr`'s executor once through a new pool (with `run` as its local dir): the address family
+    the answer came over."""
+    waiting: Waiting = {}
+    pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20, local_dir=run)
+    try:
+        answer = await _ask(pool, waiting, addr, "q1")
+        assert answer["worker"] == "cpu-local-1"
+        assert answer["refused"] == "no instance of absent.v1 on this worker"
+        return _family(pool, addr)
+    finally:
+        await pool.aclose()
+
+
 @pytest.fixture
 def run(tmp_path: Path) -> Path:
     return tmp_path / "run"
@@ -84,11 +98,7 @@ async def test_a_dispatcher_of_the_same_host_goes_through_the_socket_and_is_answ
 
 async def test_without_the_run_directory_the_dispatcher_uses_tcp(run: Path) -> None:
     server, addr = await _endpoint(run)
-    waiting: Waiting = {}
-    pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20)
-    assert (await _ask(pool, waiting, addr, "q1"))["worker"] == "cpu-local-1"
-    assert _family(pool, addr) == socket.AF_INET
-    await pool.aclose()
+    assert await _answered_over(addr, None) == socket.AF_INET
     server.close()
 
 
@@ -100,11 +110,7 @@ async def test_a_socket_left_by_a_dead_executor_sends_the_dispatcher_over_tcp(ru
     stale = socket.socket(socket.AF_UNIX)
     stale.bind(str(path))  # bound, never listening, then closed: what a killed process leaves
     stale.close()
-    waiting: Waiting = {}
-    pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20, local_dir=run)
-    assert (await _ask(pool, waiting, addr, "q1"))["worker"] == "cpu-local-1"
-    assert _family(pool, addr) == socket.AF_INET
-    await pool.aclose()
+    assert await _answered_over(addr, run) == socket.AF_INET
     server.close()
 
 
@@ -128,11 +134,7 @@ async def test_a_new_executor_on_the_port_replaces_a_stale_socket(run: Path) -> 
     assert again == addr and path.stat().st_ino != inode
     first.close()  # the first one's close leaves the second one's socket alone
     assert path.is_socket()
-    waiting: Waiting = {}
-    pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20, local_dir=run)
-    assert (await _ask(pool, waiting, addr, "q1"))["worker"] == "cpu-local-1"
-    assert _family(pool, addr) == socket.AF_UNIX
-    await pool.aclose()
+    assert await _answered_over(addr, run) == socket.AF_UNIX
     second.close()
 
 
@@ -148,14 +150,10 @@ async def test_a_directory_others_can_enter_is_not_used_by_either_side(run: Path
     planted.bind(str(path))
     planted.listen()
     try:
-        waiting: Waiting = {}
-        pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20, local_dir=run)
-        assert (await _ask(pool, waiting, addr, "q1"))["worker"] == "cpu-local-1"
-        assert _family(pool, addr) == socket.AF_INET
+        assert await _answered_over(addr, run) == socket.AF_INET
         planted.setblocking(False)
         with pytest.raises(BlockingIOError):
             planted.accept()  # nobody connected to it
-        await pool.aclose()
     finally:
         planted.close()
         server.close()
