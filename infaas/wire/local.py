@@ -26,12 +26,16 @@ import logging
 import os
 import socket
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from infaas.wire.connection import split_addr
 
 log = logging.getLogger("infaas.wire")
+
+_SWEEP_AFTER_S = 10.0
+"""How old a socket file must be before an executor starting judges it (`_sweep`)."""
 
 _MAX_PATH = 107
 """Longest path a Unix socket address holds on Linux (108 bytes with the terminating NUL)."""
@@ -114,8 +118,15 @@ async def serve(factory: Callable[[], asyncio.Protocol], directory: Path, addr: 
 def _sweep(directory: Path) -> None:
     """Remove the sockets in `directory` that nothing listens on any more: an executor that was killed
     leaves its file, and with a new port at each start they would pile up. A socket that refuses a
-    connection has no listener; a live one accepts it or, its backlog full, asks to wait."""
+    connection has no listener; a live one accepts it or, its backlog full, asks to wait. A file bound in
+    the last `_SWEEP_AFTER_S` is left alone: another executor starting at the same time may have bound
+    it and not listen yet."""
     for stale in directory.glob("push-*.sock"):
+        try:
+            if time.time() - stale.lstat().st_mtime < _SWEEP_AFTER_S:
+                continue
+        except OSError:
+            continue  # gone meanwhile
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         probe.setblocking(False)
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -189,12 +190,18 @@ async def test_an_executor_starting_removes_sockets_nobody_listens_on(run: Path)
     dead = socket.socket(socket.AF_UNIX)
     dead.bind(str(run / "push-1.sock"))  # what a killed executor leaves
     dead.close()
+    fresh = socket.socket(socket.AF_UNIX)
+    fresh.bind(str(run / "push-3.sock"))  # bound just now by one starting beside it, not listening yet
+    fresh.close()
+    long_ago = time.time() - 60
+    os.utime(run / "push-1.sock", (long_ago, long_ago))
     live = socket.socket(socket.AF_UNIX)
     live.bind(str(run / "push-2.sock"))
     live.listen()
     try:
         server, addr = await _endpoint(run)
         assert not (run / "push-1.sock").exists()
+        assert (run / "push-3.sock").is_socket()  # too young to judge
         assert (run / "push-2.sock").is_socket()  # another executor's, alive
         path = local.socket_path(run, addr)
         assert path is not None and path.is_socket()
