@@ -86,13 +86,7 @@ async def test_a_dispatcher_of_the_same_host_goes_through_the_socket_and_is_answ
     path = local.socket_path(run, addr)
     assert path is not None and path.is_socket()
     assert oct(run.stat().st_mode & 0o777) == "0o700"
-    waiting: Waiting = {}
-    pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20, local_dir=run)
-    answer = await _ask(pool, waiting, addr, "q1")
-    assert answer["refused"] == "no instance of absent.v1 on this worker"
-    assert answer["worker"] == "cpu-local-1"
-    assert _family(pool, addr) == socket.AF_UNIX
-    await pool.aclose()
+    assert await _answered_over(addr, run) == socket.AF_UNIX
     server.close()
     assert not path.exists()  # the name goes with the listener
 
