@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
+import orjson
 
 from infaas.wire.frames import decode_frame, encode_frame
 
@@ -42,10 +43,13 @@ class CachedAnswer(NamedTuple):
 def input_digest(inputs: Mapping[str, np.ndarray]) -> str:
     """Digest of a query's inputs: names, dtypes, shapes and bytes (equal digests, equal inputs)."""
     h = hashlib.blake2b(digest_size=16)
-    for name in sorted(inputs):
-        a = np.ascontiguousarray(inputs[name])
-        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
-        h.update(a.data)
+    for name in sorted(inputs) if len(inputs) > 1 else inputs:
+        a = inputs[name]
+        h.update(orjson.dumps((name, a.dtype.str, a.shape)))  # a JSON array: no name can pass for another
+        try:
+            h.update(a.data)  # its own bytes: a query's inputs are C-contiguous (no copy, no NumPy call)
+        except BufferError:  # a strided view
+            h.update(np.ascontiguousarray(a).data)
     return h.hexdigest()
 
 

@@ -85,6 +85,40 @@ def test_big_endian_arrays_round_trip_by_value() -> None:
     np.testing.assert_array_equal(tensors["a"], [1.0, 2.0, 3.0])
 
 
+def test_decoded_arrays_encode_again_byte_for_byte() -> None:
+    """What the executor does with a query's inputs and the gateway with an answer's outputs: arrays
+    decoded from a frame (views over its bytes) go into the next frame unchanged."""
+    frame = encode_frame(
+        {"id": "q"}, {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.ones(2, bool)}
+    )
+    _, tensors = decode_frame(frame)
+    assert encode_frame({"id": "q"}, tensors) == frame
+
+
+def test_strided_and_sliced_views_are_packed_by_value() -> None:
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    for view in (base[:, ::2], base[1:3], base[::-1], base.T):
+        _, tensors = decode_frame(encode_frame({}, {"v": view}))
+        np.testing.assert_array_equal(tensors["v"], view)
+        assert tensors["v"].dtype == np.float64
+
+
+def test_unserved_dtypes_keep_their_name_in_the_header() -> None:
+    """An array of a dtype outside the wire's set is still framed under its NumPy name (the receiver
+    refuses it with a clear error, as before)."""
+    frame = encode_frame({}, {"c": np.zeros(2, dtype=np.complex64)})
+    (head_len,) = struct.unpack_from(">I", frame, 0)
+    assert orjson.loads(frame[4 : 4 + head_len])["tensors"][0]["dtype"] == "complex64"
+    with pytest.raises(BadRequest, match="dtype"):
+        decode_frame(frame)
+
+
+def test_header_passed_in_is_left_as_it_was() -> None:
+    header = {"id": "q"}
+    encode_frame(header, {"a": np.zeros(1, np.float32)})
+    assert header == {"id": "q"}
+
+
 # --- malformed frames ---------------------------------------------------------------------------------
 
 
@@ -140,8 +174,28 @@ def test_malformed_frames_are_bad_request(frame: bytes, fragment: str) -> None:
         {"tensors": ["a"]},  # spec not an object
         {"tensors": 5},  # tensors not a list
         {"tensors": [{"name": "a", "dtype": "float32", "shape": [2**62, 4]}]},  # size overflows int64
+        {
+            "tensors": [{"name": "a", "dtype": "float32", "shape": [0, 2**64 - 1]}]
+        },  # no bytes, past NumPy's index
+        {
+            "tensors": [{"name": "a", "dtype": "float32", "shape": [0] * 70}]
+        },  # more dimensions than NumPy's 64
+        {"tensors": [{"name": "a", "dtype": "float32", "shape": [True]}]},  # a bool is no dimension
+        {"tensors": [{"name": 7, "dtype": "float32", "shape": [1]}]},  # a name that is not text
     ],
-    ids=["no-shape", "no-name", "str-dim", "scalar-shape", "str-spec", "int-tensors", "huge-shape"],
+    ids=[
+        "no-shape",
+        "no-name",
+        "str-dim",
+        "scalar-shape",
+        "str-spec",
+        "int-tensors",
+        "huge-shape",
+        "empty-huge-dim",
+        "too-many-dims",
+        "bool-dim",
+        "int-name",
+    ],
 )
 def test_malformed_tensor_specs_are_bad_request(header: dict[str, Any]) -> None:
     with pytest.raises(BadRequest):

@@ -23,6 +23,17 @@ def test_digest_is_exact_in_values_dtype_shape_and_names() -> None:
     assert input_digest({"x": x}) != input_digest({"z": x})
 
 
+def test_digest_of_views_and_several_inputs() -> None:
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    strided = base[:, ::2]
+    assert input_digest({"x": strided}) == input_digest({"x": np.ascontiguousarray(strided)})
+    a, b = np.zeros((1, 2), np.float32), np.ones((1, 2), np.float32)
+    assert input_digest({"a": a, "b": b}) == input_digest({"b": b, "a": a})  # the order sent says nothing
+    assert input_digest({"a": a, "b": b}) != input_digest({"a": b, "b": a})
+    # a name holding the separator of a naive "name|dtype|shape" key cannot pass for another input
+    assert input_digest({"x|<f4|(1, 2)|": a}) != input_digest({"x": a})
+
+
 def size(key: str, n: int) -> int:
     """What an entry of `out(n)` costs against the bound."""
     return PredictionCache.entry_bytes(key, encode_frame({}, out(n)))
