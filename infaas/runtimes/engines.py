@@ -7,6 +7,7 @@ what is served (same providers, same thread settings, same graph).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,7 @@ class OnnxRuntime(Runtime):
         self.provider_options = provider_options or {}
         self._session: ort.InferenceSession | None = None
         self._output_names: list[str] = []
+        self._run: Callable[[list[str], dict[str, np.ndarray], Any], list[Any]] = self._wrapped
 
     def load(self) -> None:
         options = ort.SessionOptions()
@@ -125,20 +127,32 @@ class OnnxRuntime(Runtime):
         if self._session.get_providers()[0] != self.provider:
             raise RuntimeError(f"{self.provider} could not be used on this machine")
         self._output_names = [o.name for o in self._session.get_outputs()]
+        # The session's C++ run, without the Python wrapper's checks of each call: they read every
+        # input's name and type through pybind11 (~17 µs a query on the cold caches of a low rate;
+        # docs/benchmarks.md, "Cold caches"), where the inputs were checked against the model's
+        # signature at the gateway, and the C++ run refuses a missing input itself. The wrapper's
+        # other work, falling back to another provider, is what this class refuses anyway (above).
+        direct = getattr(self._session, "_sess", None)
+        self._run = direct.run if direct is not None and hasattr(direct, "run") else self._wrapped
+
+    def _wrapped(self, names: list[str], feed: dict[str, np.ndarray], options: Any = None) -> list[Any]:
+        assert self._session is not None
+        return list(self._session.run(names, feed, options))
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._session is None:
             raise RuntimeError("run() before load()")
         rows = _batch_rows(inputs) if self.pad_to is not None else None
         if self.pad_to is None or rows is None or not 0 < rows < self.pad_to:
-            outputs = self._session.run(self._output_names, inputs)
+            outputs = self._run(self._output_names, inputs, None)
             return dict(zip(self._output_names, outputs, strict=True))
         padded = {name: _pad_rows(x, self.pad_to) for name, x in inputs.items()}
-        outputs = self._session.run(self._output_names, padded)
+        outputs = self._run(self._output_names, padded, None)
         return {n: o[:rows] for n, o in zip(self._output_names, outputs, strict=True)}
 
     def unload(self) -> None:
         self._session = None
+        self._run = self._wrapped  # drops the C++ session's reference too
 
 
 def _batch_rows(inputs: dict[str, np.ndarray]) -> int | None:

@@ -24,15 +24,15 @@ from tests.factories import variant_profile
 
 
 class ShapeSpy:
-    """Wraps an InferenceSession and records the batch size of every run it is given."""
+    """Wraps the runtime's call into its session and records the batch size of every run it is given."""
 
-    def __init__(self, session: Any) -> None:
-        self.session = session
+    def __init__(self, run: Any) -> None:
+        self.inner = run
         self.rows: list[int] = []
 
-    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> Any:
+    def run(self, names: list[str], feeds: dict[str, np.ndarray], options: Any = None) -> Any:
         self.rows.append(next(iter(feeds.values())).shape[0])
-        return self.session.run(names, feeds)
+        return self.inner(names, feeds, options)
 
 
 def _two_input_model(path: Path) -> Path:
@@ -65,9 +65,29 @@ def _two_input_model(path: Path) -> Path:
 def _runtime(path: Path, pad_to: int | None) -> tuple[OnnxRuntime, ShapeSpy]:
     runtime = OnnxRuntime(path, threads=1, pad_to=pad_to)
     runtime.load()
-    spy = ShapeSpy(runtime._session)
-    runtime._session = spy  # type: ignore[assignment]
+    spy = ShapeSpy(runtime._run)
+    runtime._run = spy.run
     return runtime, spy
+
+
+def test_runs_go_to_the_sessions_own_run_and_answer_as_its_wrapper_does(tmp_path: Path) -> None:
+    """`OnnxRuntime.run` calls the C++ session without the Python wrapper's per-call checks: the same
+    outputs, and a feed missing an input is still refused (by the C++ run), as an error of the run."""
+    path = _two_input_model(tmp_path / "m.onnx")
+    runtime = OnnxRuntime(path, threads=1)
+    runtime.load()
+    session = runtime._session
+    assert session is not None
+    assert runtime._run == session._sess.run
+    feeds = {"a": np.ones((2, 4), np.float32), "b": np.ones((2, 3), np.int64)}
+    got = runtime.run(feeds)
+    for name, want in zip(("y", "z"), session.run(None, feeds), strict=True):
+        np.testing.assert_array_equal(got[name], want)
+    with pytest.raises(Exception, match="a"):
+        runtime.run({"b": feeds["b"]})
+    runtime.unload()
+    with pytest.raises(RuntimeError, match="before load"):
+        runtime.run(feeds)
 
 
 def test_only_gpu_providers_pad_and_a_gpu_variant_pads_to_its_max_batch(tmp_path: Path) -> None:

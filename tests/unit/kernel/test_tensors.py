@@ -7,7 +7,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from infaas.core.errors import InvalidInput, InvalidModel
-from infaas.wire.tensors import Signature, TensorSpec, check_array, coerce_batch, load_onnx, read_signature
+from infaas.wire.tensors import (
+    SMALL_CHECK_MAX,
+    Signature,
+    TensorSpec,
+    check_array,
+    coerce_batch,
+    load_onnx,
+    read_signature,
+)
 
 OPSET = [helper.make_opsetid("", 13)]
 
@@ -287,3 +295,54 @@ def test_float_overflowing_the_input_dtype_is_refused() -> None:
     with pytest.raises(InvalidInput) as info:
         coerce_batch([[1e39, 0.0, 0.0, 0.0]], X, max_rows=8)
     assert info.value.details["input"] == "x"
+
+
+# The range of a float input: small batches are checked over the JSON numbers (`_small_within`), large
+# ones and those the small check cannot clear by NumPy's exact reductions; both must agree.
+_BIG = SMALL_CHECK_MAX + 4  # values: past the small check
+
+
+@pytest.mark.parametrize("cols", [4, _BIG], ids=["small", "large"])
+@pytest.mark.parametrize(
+    ("dtype", "value", "ok"),
+    [
+        ("float32", 3.4e38, True),  # within float32
+        ("float32", -3.4e38, True),
+        ("float32", 1e39, False),  # finite as float64, infinite as float32
+        ("float32", -1e39, False),
+        ("float16", 65504.0, True),
+        ("float16", 65520.0, False),
+        ("float64", 1.7e308, True),
+        ("float32", float("nan"), False),  # not from JSON (orjson refuses them), but never let through
+        ("float32", float("inf"), False),
+        ("float64", float("-inf"), False),
+    ],
+)
+def test_float_range_is_checked_alike_for_small_and_large_batches(
+    cols: int, dtype: str, value: float, ok: bool
+) -> None:
+    spec = TensorSpec(name="x", dtype=dtype, shape=(None, cols))
+    row = [0.5] * cols
+    row[cols // 2] = value
+    if ok:
+        out = coerce_batch([row], spec, max_rows=4)
+        assert out.dtype == np.dtype(dtype)
+        assert out[0, cols // 2] == np.asarray(value, dtype=dtype)
+    else:
+        with pytest.raises(InvalidInput, match="NaN, infinite or out-of-range"):
+            coerce_batch([row], spec, max_rows=4)
+
+
+def test_many_large_values_each_within_range_are_accepted() -> None:
+    """Their magnitudes sum past float32's largest value: the small check cannot clear them, the exact
+    one does."""
+    spec = TensorSpec(name="x", dtype="float32", shape=(None, 4))
+    out = coerce_batch([[3e38, -3e38, 3e38, 3e38]], spec, max_rows=4)
+    assert out.dtype == np.float32 and np.isfinite(out).all()
+
+
+def test_one_dimensional_float_batches_are_range_checked() -> None:
+    spec = TensorSpec(name="x", dtype="float32", shape=(None,))
+    assert coerce_batch([1.0, 2, True], spec, max_rows=4).tolist() == [1.0, 2.0, 1.0]
+    with pytest.raises(InvalidInput):
+        coerce_batch([1.0, 1e39], spec, max_rows=4)
