@@ -39,8 +39,17 @@ NO_DELAY = Delay(0.0, 1, "")
 def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: dict[str, object] | None) -> Delay:
     """The wait for batch mates before the instance's next short batch: the configured one where
     `max_queue_delay_ms` is set (0: never), else the instance's own choice (`batch_delay`), kept on the
-    instance for its heartbeat and metrics. `head` is the oldest waiting query's header (its budget)."""
+    instance for its heartbeat and metrics. `head` is the oldest waiting query's header (its budget).
+
+    Remembered until what it depends on changes: the offered rate moves once per monitor window, the
+    limit and budget seldom, and working it out again (its reason's text included) cost ~50 µs a query
+    on the cold caches of a low rate (docs/benchmarks.md, "Cold caches")."""
+    budget = head.get("budget_ms") if head is not None else None
+    budget_ms = float(budget) if isinstance(budget, int | float) else worker.default_budget_ms
     configured = worker.max_queue_delay_ms
+    key = (configured, limit, budget_ms, instance.monitor.offered_rps, id(instance.profile))
+    if key == instance.delay_key:
+        return instance.delay
     if configured is not None:
         delay = (
             Delay(configured, limit, f"max_queue_delay_ms is set to {configured:g}")
@@ -50,15 +59,14 @@ def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: dict[s
     elif instance.profile.precision in ROW_COUPLED_PRECISIONS:
         delay = Delay(0.0, 1, f"{instance.profile.precision} runs one query per batch")
     else:
-        budget = head.get("budget_ms") if head is not None else None
         delay = batch_delay(
             instance.profile,
             offered_rps=instance.monitor.offered_rps,
             limit=limit,
-            budget_ms=float(budget) if isinstance(budget, int | float) else worker.default_budget_ms,
+            budget_ms=budget_ms,
             cap_ms=AUTO_DELAY_CAP_MS,
         )
-    instance.delay = delay
+    instance.delay, instance.delay_key = delay, key
     return delay
 
 

@@ -83,6 +83,8 @@ class Instance:
     inbox_task: asyncio.Task[None] | None = None
     delay: Delay = field(default_factory=lambda: Delay(0.0, 1, "no batch yet"))
     """The wait for batch mates chosen before its latest batch (services/executor/consumers.py)."""
+    delay_key: tuple[float | None, int, float, float, int] | None = None
+    """What `delay` was worked out from (`batch_delay_for`): the same again, the same wait."""
 
     @property
     def state(self) -> str:

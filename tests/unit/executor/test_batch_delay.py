@@ -92,3 +92,19 @@ def test_row_coupled_precisions_never_wait() -> None:
     )
     d = batch_delay_for(worker(None), instance(profile, 10_000), 32, None)  # type: ignore[arg-type]
     assert d.ms == 0.0 and "one query per batch" in d.reason
+
+
+def test_the_choice_is_remembered_until_what_it_depends_on_changes() -> None:
+    """`batch_delay_for` is asked per query: the same inputs give the same object back; a new offered
+    rate (the monitor's next window), another limit, budget or configured delay work it out again."""
+    inst = instance(FIXED_COST, 500)
+    first = batch_delay_for(worker(None), inst, 32, {"budget_ms": 8.0})  # type: ignore[arg-type]
+    assert batch_delay_for(worker(None), inst, 32, {"budget_ms": 8.0}) is first  # type: ignore[arg-type]
+    assert batch_delay_for(worker(None), inst, 32, {"budget_ms": 40.0}).ms == pytest.approx(5.0)  # type: ignore[arg-type]
+    assert "at 2 rows" in batch_delay_for(worker(None), inst, 2, {"budget_ms": 40.0}).reason  # type: ignore[arg-type]
+    inst.monitor.offered_rps = 20_000.0
+    assert batch_delay_for(worker(None), inst, 32, {"budget_ms": 40.0}).ms == pytest.approx(1.55)  # type: ignore[arg-type]
+    inst.monitor.offered_rps = 1.0  # too rare to wait for
+    assert batch_delay_for(worker(None), inst, 32, {"budget_ms": 40.0}).ms == 0.0  # type: ignore[arg-type]
+    assert batch_delay_for(worker(3.0), inst, 32, {"budget_ms": 40.0}).ms == 3.0  # type: ignore[arg-type]
+    assert inst.delay.ms == 3.0  # what the heartbeat reports is the latest choice
