@@ -128,7 +128,7 @@ class OnnxRuntime(Runtime):
             raise RuntimeError(f"{self.provider} could not be used on this machine")
         self._output_names = [o.name for o in self._session.get_outputs()]
         # The session's C++ run, without the Python wrapper's checks of each call: they read every
-        # input's name and type through pybind11 (~17 µs a query on the cold caches of a low rate;
+        # input's name and type through pybind11 (~8 µs a query on the cold caches of a low rate;
         # docs/benchmarks.md, "Cold caches"), where the inputs were checked against the model's
         # signature at the gateway, and the C++ run refuses a missing input itself. The wrapper's
         # other work, falling back to another provider, is what this class refuses anyway (above).

@@ -149,7 +149,7 @@ SMALL_CHECK_MAX = 1024
 def _small_within(raw: list[Any], array: np.ndarray, target: np.dtype[Any]) -> bool:
     """Whether a small batch of one or two dimensions is surely within the float dtype `target`'s range,
     by the sum of its numbers' magnitudes (builtins over the parsed JSON): at the low rates a core is
-    shared at, NumPy's two reductions cost ~45 µs on cold caches against ~20 (docs/benchmarks.md, "Cold
+    shared at, NumPy's two reductions cost ~50 µs on cold caches against ~35 (docs/benchmarks.md, "Cold
     caches"). A NaN or infinity makes the sum fail the bound, as does a sum past it (many large values):
     False then leaves the exact check to `check_array`."""
     if array.size > SMALL_CHECK_MAX or array.ndim > 2:
