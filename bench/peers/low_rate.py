@@ -18,11 +18,17 @@ each alike:
 `--also` adds a second infaas suite with other settings, measured in the same rounds: each suite is
 paused (SIGSTOP, as for `alone`) while the other's rounds run, and the peer "beside the idle suite" runs
 beside the first (default) suite only.
+
+Each ratio comes with a 90 % interval: the rounds resampled with replacement (round i of each condition
+kept together, as they ran minutes apart at most), the pooled percentiles' ratio of each resample. An
+interval across 1.0× says the run cannot tell the two apart at that percentile. The rounds' latencies are
+kept in `var/peers/low_rate_logs/rounds-<time>.json`; `--report FILE` prints a kept run again.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -42,6 +48,7 @@ from systems import MODELS_DIR, ROOT, Endpoint, Server  # noqa: E402
 from infaas.processes.suite import free_port  # noqa: E402
 
 ROUND_S = 6.0
+RESAMPLES = 2000
 ALONE = "alone"
 """The condition label of the peer measured with the suite paused."""
 
@@ -52,10 +59,10 @@ Condition = tuple[str, Endpoint, Server, list[Server]]
 
 def rounds(
     runner: measure.Runner, conditions: list[Condition], rows: np.ndarray, rate: float, count: int
-) -> dict[str, list[float]]:
+) -> dict[str, list[list[float]]]:
     """`count` rounds of `ROUND_S` at `rate` of each condition, the order reversed every other round:
-    latencies by condition label."""
-    pooled: dict[str, list[float]] = {label: [] for label, *_ in conditions}
+    each round's latencies by condition label."""
+    pooled: dict[str, list[list[float]]] = {label: [] for label, *_ in conditions}
     for i in range(-1, count):  # round -1: every condition warmed for 2 s, not recorded
         for label, ep, server, paused in conditions if i % 2 == 0 else conditions[::-1]:
             for suite in paused:
@@ -71,7 +78,7 @@ def rounds(
                     time.sleep(1.0)  # the suites' catching up after the pause, before the next round
             if i < 0:
                 continue
-            pooled[label] += r["latencies_ms"]
+            pooled[label].append(list(r["latencies_ms"]))
             cpu_us = sum(r["server_cpu_s"].values()) / max(1, r["ok"]) * 1e6  # background included
             print(
                 f"  {ep.model} {label:20s} p50 {r['p50']:6.2f} p99 {r['p99']:6.2f} ms  "
@@ -83,16 +90,49 @@ def rounds(
     return pooled
 
 
-def summary(latencies: list[float]) -> str:
+def summary(latencies: np.ndarray) -> str:
     a = np.asarray(latencies)
     p = {q: float(np.percentile(a, q)) for q in (50, 99, 99.9)}
     return f"n={len(a)} p50 {p[50]:.3f} p99 {p[99]:.3f} p99.9 {p[99.9]:.3f} ms"
 
 
-def ratios(ours: list[float], theirs: list[float]) -> str:
-    return "  ".join(
-        f"p{q:g} {np.percentile(ours, q) / np.percentile(theirs, q):.2f}×" for q in (50, 99, 99.9)
-    )
+def intervals(
+    ours: list[list[float]], theirs: list[list[float]], seed: int = 0
+) -> list[tuple[float, float, float, float]]:
+    """(percentile, ratio, 5th, 95th) for p50, p99 and p99.9: the pooled percentiles' ratio, ours over
+    theirs, and its 90 % interval over `RESAMPLES` draws of the rounds with replacement (round i of
+    both conditions drawn together: they ran minutes apart at most)."""
+    qs = (50.0, 99.0, 99.9)
+    point = np.percentile(_pool(ours), qs) / np.percentile(_pool(theirs), qs)
+    n = min(len(ours), len(theirs))
+    rng = np.random.default_rng(seed)
+    samples = np.empty((RESAMPLES, len(qs)))
+    for b in range(RESAMPLES):
+        pick = rng.integers(0, n, n)
+        samples[b] = np.percentile(_pool([ours[i] for i in pick]), qs) / np.percentile(
+            _pool([theirs[i] for i in pick]), qs
+        )
+    low, high = np.percentile(samples, [5, 95], axis=0)
+    return [(q, float(point[k]), float(low[k]), float(high[k])) for k, q in enumerate(qs)]
+
+
+def ratios(ours: list[list[float]], theirs: list[list[float]]) -> str:
+    return "  ".join(f"p{q:g} {r:.2f}× ({lo:.2f}–{hi:.2f})" for q, r, lo, hi in intervals(ours, theirs))
+
+
+def _pool(rounds: list[list[float]]) -> np.ndarray:
+    return np.concatenate([np.asarray(r, dtype=float) for r in rounds])
+
+
+def report(pooled: dict[str, dict[str, list[list[float]]]], peer: str, labels: list[str]) -> None:
+    for model, got in pooled.items():
+        print(f"{model} at {LOW_RATE.get(model, 20.0):.0f}/s, {len(got[labels[0]])} rounds")
+        for label in labels:
+            print(f"  {label:30s} {summary(_pool(got[label]))}")
+        for peer_label, said in ((peer, "beside the suite"), (ALONE, "alone")):
+            print(f"  {peer} {said:22s} {summary(_pool(got[peer_label]))}")
+            for label in labels:
+                print(f"      {label}/{peer} {said}: {ratios(got[label], got[peer_label])}")
 
 
 def idle_cpu(server: Server, seconds: float = 10.0) -> dict[str, float]:
@@ -116,7 +156,12 @@ def main() -> None:
         help="also measure a second infaas suite with these settings (repeatable for several settings),\n"
         "e.g. INFAAS_EXECUTOR_MODE=embedded: each suite is paused while the other's rounds run",
     )
+    p.add_argument("--report", type=Path, help="print the ratios of a kept run (its rounds-*.json) and exit")
     a = systems.parse_pinned(p)
+    if a.report is not None:
+        kept = json.loads(a.report.read_text())
+        report(kept["rounds"], kept["peer"], kept["labels"])
+        return
     _, rows = model_build.prepare(MODELS_DIR)
     logs = ROOT / "var" / "peers" / "low_rate_logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -164,7 +209,7 @@ def main() -> None:
                 pause(suite, False)
             print(f"{label} idle, ms of CPU per s: {idle}, total {sum(idle.values()):.0f}", flush=True)
         servers[a.peer].hold(False)
-        pooled: dict[str, dict[str, list[float]]] = {}
+        pooled: dict[str, dict[str, list[list[float]]]] = {}
         for model in a.models:
             peer = next(ep for ep in theirs if ep.model == model)
             conditions: list[Condition] = [
@@ -182,15 +227,10 @@ def main() -> None:
             ]
             pooled[model] = rounds(runner, conditions, rows, LOW_RATE.get(model, 20.0), a.rounds)
         print()
-        for model in a.models:
-            got = pooled[model]
-            print(f"{model} at {LOW_RATE.get(model, 20.0):.0f}/s")
-            for label in labels:
-                print(f"  {label:30s} {summary(got[label])}")
-            for peer_label, said in ((a.peer, "beside the suite"), (ALONE, "alone")):
-                print(f"  {a.peer} {said:22s} {summary(got[peer_label])}")
-                for label in labels:
-                    print(f"      {label}/{a.peer} {said}: {ratios(got[label], got[peer_label])}")
+        kept = logs / f"rounds-{time.strftime('%Y%m%d-%H%M%S')}.json"
+        kept.write_text(json.dumps({"peer": a.peer, "labels": labels, "rounds": pooled}))
+        report(pooled, a.peer, labels)
+        print(f"(rounds kept in {kept.relative_to(ROOT)})")
     finally:
         for server in servers.values():
             server.stop()

@@ -6,6 +6,9 @@ other round), against the peer alone:
   nice N (the control plane and the commands it sends: no query waits on them in push dispatch);
 - `infaas, data plane slice S µs`: every thread of the gateway and executor at nice 0 with an EEVDF
   slice of S µs (`sched_setattr`; a waking task with a shorter slice than the running one preempts it);
+- `infaas, background slice S µs`: every thread of the background at nice 0 with an EEVDF slice of S µs
+  (a task the scheduler picked runs its slice before a waking one of equal slice may take the core, so
+  a query that wakes behind a planner tick waits out up to a whole default slice; behind a short one, S);
 - the peer alone (the suite paused, as in `low_rate.py`).
 
     .venv/bin/python bench/peers/priority.py --peer fastapi --model tiny --rounds 6   # ~10 min, as root
@@ -17,7 +20,6 @@ Renicing a thread back to 0 needs root (CAP_SYS_NICE). A diagnostic: what it fin
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -54,13 +56,11 @@ def threads(server: systems.Server, names: tuple[str, ...]) -> list[int]:
     return out
 
 
-def schedule(server: systems.Server, nice: int, slice_us: int) -> None:
-    """The background's threads at `nice`, the data plane's with a `slice_us` slice (0: the default)."""
+def schedule(server: systems.Server, nice: int, slice_us: int, background_slice_us: int = 0) -> None:
+    """The background's threads at `nice` with a `background_slice_us` slice, the data plane's with a
+    `slice_us` slice (0: the kernel's default slice)."""
     for tid in threads(server, BACKGROUND):
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-        except ProcessLookupError:
-            pass  # a thread that ended meanwhile
+        set_slice(tid, background_slice_us * 1000, nice)
     for tid in threads(server, DATA_PLANE):
         set_slice(tid, slice_us * 1000, 0)
 
@@ -72,14 +72,31 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--nice", type=int, default=10, help="the background's nice value in its condition")
     p.add_argument("--slice-us", type=int, default=100, help="the data plane's slice in its condition")
+    p.add_argument(
+        "--background-slice-us", type=int, default=100, help="the background's slice in its condition"
+    )
+    p.add_argument(
+        "--only",
+        nargs="+",
+        choices=("nice", "slice", "background-slice"),
+        default=["nice", "slice", "background-slice"],
+        help="the changed conditions to run (`infaas` and `alone` always run)",
+    )
     a = systems.parse_pinned(p)
     _, rows = model_build.prepare(MODELS_DIR)
     rate = LOW_RATE.get(a.model, 20.0)
-    conditions = {
-        "infaas": (0, 0),
-        f"infaas, background nice {a.nice}": (a.nice, 0),
-        f"infaas, data plane slice {a.slice_us} µs": (0, a.slice_us),
-        "alone": (0, 0),
+    changed = {
+        "nice": (f"infaas, background nice {a.nice}", (a.nice, 0, 0)),
+        "slice": (f"infaas, data plane slice {a.slice_us} µs", (0, a.slice_us, 0)),
+        "background-slice": (
+            f"infaas, background slice {a.background_slice_us} µs",
+            (0, 0, a.background_slice_us),
+        ),
+    }
+    conditions: dict[str, tuple[int, int, int]] = {
+        "infaas": (0, 0, 0),
+        **dict(changed[k] for k in a.only),
+        "alone": (0, 0, 0),
     }
     servers: dict[str, systems.Server] = {}
     try:
@@ -119,7 +136,7 @@ def main() -> None:
             print(f"  {label:34s} n={len(got)}  {measure.against(got, pooled['alone'])} ms")
     finally:
         if "infaas" in servers:
-            schedule(servers["infaas"], 0, 0)
+            schedule(servers["infaas"], 0, 0, 0)
             pause(servers["infaas"], False)
         for server in servers.values():
             server.stop()

@@ -1,5 +1,6 @@
 """The pure parts of `bench/peers/`: the models' batch-mate independence, each system's request bytes, the
-max-rate search, the ratios the report prints and the segment tool's stamps (no server is started)."""
+max-rate search, the ratios the report prints (the low-rate bench's with their intervals) and the segment
+tool's stamps (no server is started)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "peers"))
 
 import busy  # noqa: E402
+import low_rate  # noqa: E402
 import measure  # noqa: E402
 import models  # noqa: E402
 import report  # noqa: E402
@@ -165,6 +167,24 @@ def test_pooled_low_rate_percentiles_come_from_every_rounds_queries() -> None:
     assert out["median_round_p99"] == 2.0
     assert out["server_cpu_s"] == {"gateway": pytest.approx(0.4)}
     assert out["variants"] == {"m.v": 300}
+
+
+def test_low_rate_ratios_carry_an_interval_that_separates_only_what_differs() -> None:
+    rng = np.random.default_rng(7)
+    theirs = [list(rng.exponential(1.0, 300)) for _ in range(12)]
+    alike = [list(rng.exponential(1.0, 300)) for _ in range(12)]
+    slower = [list(rng.exponential(1.5, 300)) for _ in range(12)]
+    for q, ratio, low, high in low_rate.intervals(alike, theirs):
+        assert low <= ratio <= high, q
+    p50 = low_rate.intervals(alike, theirs)[0]
+    assert p50[2] < 1.0 < p50[3]  # the same distribution: the interval spans 1.0×
+    slow50, slow99 = low_rate.intervals(slower, theirs)[:2]
+    assert slow50[2] > 1.2 and slow99[2] > 1.0  # 1.5× slower: both intervals above 1.0×
+    # round i of each side is drawn together: a host stall in one round of both leaves the ratio alone
+    stalled = [[x + (20.0 if i == 3 else 0.0) for x in r] for i, r in enumerate(theirs)]
+    same = low_rate.intervals(stalled, stalled)
+    assert all(ratio == low == high == 1.0 for _, ratio, low, high in same)
+    assert low_rate.ratios(slower, theirs).startswith("p50 1.")
 
 
 def test_model_less_queries_are_compared_apart_from_named_ones() -> None:
