@@ -103,14 +103,16 @@ def intervals(
     theirs, and its 90 % interval over `RESAMPLES` draws of the rounds with replacement (round i of
     both conditions drawn together: they ran minutes apart at most)."""
     qs = (50.0, 99.0, 99.9)
-    point = np.percentile(_pool(ours), qs) / np.percentile(_pool(theirs), qs)
-    n = min(len(ours), len(theirs))
+    mine = [np.asarray(r, dtype=float) for r in ours]  # converted once, not once per draw
+    other = [np.asarray(r, dtype=float) for r in theirs]
+    point = np.percentile(np.concatenate(mine), qs) / np.percentile(np.concatenate(other), qs)
+    n = min(len(mine), len(other))
     rng = np.random.default_rng(seed)
     samples = np.empty((RESAMPLES, len(qs)))
     for b in range(RESAMPLES):
         pick = rng.integers(0, n, n)
-        samples[b] = np.percentile(_pool([ours[i] for i in pick]), qs) / np.percentile(
-            _pool([theirs[i] for i in pick]), qs
+        samples[b] = np.percentile(np.concatenate([mine[i] for i in pick]), qs) / np.percentile(
+            np.concatenate([other[i] for i in pick]), qs
         )
     low, high = np.percentile(samples, [5, 95], axis=0)
     return [(q, float(point[k]), float(low[k]), float(high[k])) for k, q in enumerate(qs)]
