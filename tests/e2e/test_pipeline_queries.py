@@ -228,7 +228,18 @@ def test_a_burst_over_the_planned_envelope_scales_a_stage_up_with_its_reason(
                     break
 
     events = wait_for(tuned_up, what="a tune_up event for tasting", timeout_s=15, every_s=0.2)
-    assert "exceeds the planned envelope" in events[0]["reason"] and "k = ⌈" in events[0]["reason"]
+    decided = [e for e in events if e["outcome"] == "decided"]
+    assert decided, events  # said when decided, before its loads are carried out
+    assert "exceeds the planned envelope" in decided[0]["reason"] and "k = ⌈" in decided[0]["reason"]
+    # ... and again once carried out, with the same numbers (a load waits for its instance to be active).
+    carried = wait_for(
+        lambda: [e for e in tuned_up() if e["outcome"] != "decided"],
+        what="the tune_up's outcome",
+        timeout_s=90,
+        every_s=0.5,
+    )
+    assert carried[-1]["outcome"] in ("done", "failed"), carried
+    assert carried[-1]["reason"].startswith(decided[-1]["reason"]), (carried, decided)
 
     # The model autoscaler left both stage models to the pipeline (said once each), and through the burst
     # it decided nothing for them: one loop, not two, scales a planned pipeline's models.

@@ -7,10 +7,18 @@ and each is an event with the policy's reason.
 Arrivals are known at the tick's resolution (counts per tick, spread evenly inside it), so envelope
 windows shorter than the tick are not watched live. The planned envelope is recomputed from the trace
 the plan was made on (`services/planner/pipelines.py`: same rate, CV and seed).
+
+Each action is an event as soon as it is decided (`decided`, with the formula's numbers), and again
+once carried out (`done` or `failed`). The loads and drains run as a task of their own per pipeline: a
+load waits for its instance to be active (up to the executor client's timeout), and a worker that
+accepts but hangs must delay neither the decision's event nor the other pipelines' tuning. A pipeline
+whose actions are still under way keeps sampling its arrivals and decides nothing new meanwhile. A plan
+that cannot be tuned (a planned variant no longer published) is said once per plan, as a `hold`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
@@ -107,6 +115,8 @@ class PipelineTuner:
         self.claims = claims  # shared with the model autoscaler: the models it leaves to this loop
         self._read: tuple[float, bytes | str | None, bool] | None = None
         """At the latest read: `clock()`, the change counter, and whether any pipeline was planned."""
+        self.busy: dict[str, asyncio.Task[None]] = {}  # pipeline -> its actions being carried out
+        self.held: set[tuple[str, object]] = set()  # (pipeline, planned_at) said untunable
 
     async def _idle(self) -> bool:
         """Nothing to tune and nothing changed: no planned pipeline at the latest read, that read
@@ -137,12 +147,14 @@ class PipelineTuner:
             return []
         variants = await store.read_variants(self.redis)
         done: list[policy.TunerAction] = []
+        self.busy = {name: task for name, task in self.busy.items() if not task.done()}
         for pipeline in tuned:
             assert pipeline.plan is not None
             tracked = self.tracked.get(pipeline.name)
             if tracked is None or tracked.plan.planned_at != pipeline.plan.planned_at:
                 fresh = tuning_for(pipeline.plan, variants, now)
                 if fresh is None:
+                    await self._hold(pipeline, pipeline.plan, variants)
                     continue
                 tracked = self.tracked[pipeline.name] = fresh
             root_model = next(s.model for s in pipeline.stages if s.name == pipeline.order[0])
@@ -150,44 +162,83 @@ class PipelineTuner:
             tracked.counts.append((now, int(raw) if raw else 0))
             while tracked.counts and tracked.counts[0][0] < now - HISTORY_S:
                 tracked.counts.popleft()
-            if len(tracked.counts) < 2:
+            if len(tracked.counts) < 2 or pipeline.name in self.busy:
                 continue
             actions, tracked.state = policy.tune(
                 now, arrivals_from(tracked.counts), tracked.stages, tracked.envelope, tracked.state
             )
+            if not actions:
+                continue
             for action in actions:
-                await self._carry_out(pipeline, tracked.plan, action)
+                await self._record(pipeline, tracked.plan, action, "decided")
+            self.busy[pipeline.name] = asyncio.create_task(
+                self._carry_out(pipeline, tracked.plan, actions), name=f"tune:{pipeline.name}"
+            )
             done.extend(actions)
         for gone in set(self.tracked) - {p.name for p in tuned}:
             del self.tracked[gone]
+        self.held = {(name, at) for name, at in self.held if name in {p.name for p in tuned}}
         return done
 
-    async def _carry_out(self, pipeline: Pipeline, plan: PipelinePlan, action: policy.TunerAction) -> None:
+    async def _hold(
+        self, pipeline: Pipeline, plan: PipelinePlan, variants: dict[str, VariantProfile]
+    ) -> None:
+        """Say once per plan that it cannot be tuned, and why."""
+        if (pipeline.name, plan.planned_at) in self.held:
+            return
+        self.held.add((pipeline.name, plan.planned_at))
+        missing = sorted({s.variant for s in plan.stages if s.variant not in variants})
+        reason = (
+            f"pipeline {pipeline.name}: planned variant(s) {', '.join(missing)} no longer published: "
+            "nothing to tune until it is re-planned"
+        )
+        log.warning("%s", reason)
+        await self.events.record(kind="pipeline_planner", action="hold", outcome="decided", reason=reason)
+
+    async def _carry_out(
+        self, pipeline: Pipeline, plan: PipelinePlan, actions: list[policy.TunerAction]
+    ) -> None:
+        for action in actions:
+            try:
+                outcome, note = await self._apply(plan, action)
+            except Exception as exc:  # a failed load or drain is an outcome to record, not a crash
+                outcome, note = "failed", f"; {exc}"
+            try:
+                await self._record(pipeline, plan, action, outcome, note)
+            except Exception:  # the database away: the decision was recorded, say this in the log
+                log.exception("recording pipeline %s's %s outcome failed", pipeline.name, action.stage)
+
+    async def _apply(self, plan: PipelinePlan, action: policy.TunerAction) -> tuple[Outcome, str]:
         stage = next(s for s in plan.stages if s.stage == action.stage)
         workers, instances = await store.read_live(self.redis, now=time.time(), ttl_s=self.heartbeat_ttl_s)
         hosting = [
             i.worker_id for i in instances if i.variant_id == stage.variant and i.state in USABLE_STATES
         ]
         urls = {w.id: w.url for w in workers}
-        outcome: Outcome = "done"
-        note = ""
-        try:
-            if action.replicas_to > action.replicas_from:
-                free = [w for w in workers if w.hardware == stage.hardware and w.id not in hosting]
-                want = action.replicas_to - len(hosting)
-                for worker in free[: max(0, want)]:
-                    await self.executors.load(worker.url, stage.variant)
-                if want > len(free):
-                    note = f"; only {len(hosting) + len(free)} {stage.hardware} workers can host it"
-            else:
-                for wid in hosting[action.replicas_to :]:
-                    await self.executors.drain_instance(urls[wid], stage.variant)
-        except Exception as exc:  # a failed load or drain is an outcome to record, not a crash of the loop
-            outcome, note = "failed", f"; {exc}"
-        up = action.replicas_to > action.replicas_from
+        if action.replicas_to > action.replicas_from:
+            free = [w for w in workers if w.hardware == stage.hardware and w.id not in hosting]
+            want = action.replicas_to - len(hosting)
+            for worker in free[: max(0, want)]:
+                await self.executors.load(worker.url, stage.variant)
+            if want > len(free):
+                return "done", f"; only {len(hosting) + len(free)} {stage.hardware} workers can host it"
+        else:
+            for wid in hosting[action.replicas_to :]:
+                await self.executors.drain_instance(urls[wid], stage.variant)
+        return "done", ""
+
+    async def _record(
+        self,
+        pipeline: Pipeline,
+        plan: PipelinePlan,
+        action: policy.TunerAction,
+        outcome: Outcome,
+        note: str = "",
+    ) -> None:
+        stage = next(s for s in plan.stages if s.stage == action.stage)
         await self.events.record(
             kind="pipeline_planner",
-            action="tune_up" if up else "tune_down",
+            action="tune_up" if action.replicas_to > action.replicas_from else "tune_down",
             outcome=outcome,
             reason=(
                 f"pipeline {pipeline.name}, stage {action.stage}: {action.replicas_from} -> "

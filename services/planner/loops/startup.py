@@ -160,6 +160,8 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
 
     async def stop() -> None:
         await stop_tasks(*tasks)  # the failover listener first: it starts recoveries
+        if settings.pipeline_tune_interval_s > 0:  # loads and drains the tuner has under way
+            await stop_tasks(*app.state.pipeline_tuner.busy.values())
         if settings.failover_interval_s > 0:
             await stop_tasks(*app.state.failover.tasks)
         await retirement.stop()  # drains not yet due: the instances stay

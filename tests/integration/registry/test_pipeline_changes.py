@@ -15,8 +15,10 @@ from fastapi.testclient import TestClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.core.config import Settings
 from infaas.data import store
+from infaas.data.db import make_engine
 from infaas.schemas.api import Principal
 from infaas.schemas.pipelines import Pipeline
+from services.planner.event_log import EventLog
 from services.planner.loops import pipeline_tuner
 from services.planner.loops.claims import PipelineClaims
 from services.planner.loops.leader import LeaderLock
@@ -89,14 +91,16 @@ async def test_an_idle_tuner_reads_the_pipelines_only_after_a_change_or_its_idle
     r = aioredis.Redis.from_url(redis_url)
     registry = CountingRegistry(models, internal_key=settings.internal_key)
     claims = PipelineClaims(registry, max_age_s=5.0)
+    engine = make_engine(settings.resolved_database_url)
+    events = EventLog(engine)
     clock = [1000.0]
     tuner = PipelineTuner(
         redis=r,
         lock=LeaderLock(r, owner="tuner-test"),
         registry=registry,
-        # Only a planned pipeline's actions use these; none is planned while the tuner is idle.
+        # Only a planned pipeline's actions use the executors; none is carried out here.
         executors=cast(Any, None),
-        events=cast(Any, None),
+        events=events,
         heartbeat_ttl_s=5.0,
         claims=claims,
         clock=lambda: clock[0],
@@ -127,6 +131,11 @@ async def test_an_idle_tuner_reads_the_pipelines_only_after_a_change_or_its_idle
             clock[0] += 1.0
             await tuner.tick()
         assert registry.asks == 5 and set(claims.by_model) == {"wine"}
+        # ... and the plan that cannot be tuned is said once, with the variant it waits for.
+        held = [e for e in await events.list() if e.kind == "pipeline_planner"]
+        assert [(e.action, e.outcome) for e in held] == [("hold", "decided")], held
+        assert "wine.v no longer published" in held[0].reason and "pipeline tasting" in held[0].reason
     finally:
+        engine.dispose()
         await registry.aclose()
         await r.aclose()
