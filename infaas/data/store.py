@@ -47,6 +47,11 @@ INVALIDATE = P + "invalidate"
 PIPELINES_CHANGED = P + "pipelines:changed"
 """A counter the registry increments after each committed pipeline write (created, deleted, planned):
 the pipeline tuner re-reads the pipelines only when it moved (services/planner/loops/pipeline_tuner.py)."""
+PLANNER_SIGNALS = P + "planner-signals"
+"""channel: the topic of a counter the planner follows, published after each increment (`signal`), so
+that its idle loops read the counter only when it may have moved (services/planner/signals.py)."""
+JOBS_TOPIC = "jobs"  # after the jobs' submission counter (`infaas.jobs.protocol.SUBMITTED_KEY`)
+PIPELINES_TOPIC = "pipelines"  # after `PIPELINES_CHANGED`
 STREAM_GROUP = "executors"
 INDEXES = ("latency", "accuracy", "cost")
 
@@ -103,6 +108,14 @@ def reply_channel(sid: str) -> str:
 
 
 # --- registry side (synchronous) -------------------------------------------------------------------
+
+
+def signal(r: redis.Redis, counter: str, topic: str) -> None:
+    """Increment `counter` and then publish `topic` on `PLANNER_SIGNALS`, in one round trip."""
+    pipe = r.pipeline(transaction=False)
+    pipe.incr(counter)
+    pipe.publish(PLANNER_SIGNALS, topic)
+    pipe.execute()
 
 
 def publish_variants(

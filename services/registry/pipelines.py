@@ -237,7 +237,7 @@ def signal_change(r: redis.Redis) -> None:
     tuner that sees the counter move finds the change in the database. Best effort: a lost signal
     costs the tuner's idle re-read interval, not the change."""
     try:
-        r.incr(store.PIPELINES_CHANGED)
+        store.signal(r, store.PIPELINES_CHANGED, store.PIPELINES_TOPIC)
     except redis.RedisError as exc:
         log.warning("signalling a pipeline change to the planner failed: %s", exc)
 

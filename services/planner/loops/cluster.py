@@ -18,7 +18,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from infaas.data import store
+from infaas.data import failover_marks, store
 from infaas.policy.capacity import Observed
 from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
@@ -46,6 +46,8 @@ class ClusterRead:
     """Variant -> its offered-rows counter as stored (`LoadMeter.rates_of`; with `rows=True` only)."""
     demand: dict[str, list[Any]] = field(default_factory=dict)
     """Model -> its demand fields as stored (`LoadMeter.demand_of`; with `demand=True` only)."""
+    marks: dict[bytes, bytes] = field(default_factory=dict)
+    """The failover marks as stored (`failover_marks.SERVING_KEY`; with `marks=True` only)."""
     round_trips: int = 1
 
 
@@ -68,11 +70,21 @@ class _Got:
 
 
 class ClusterReader:
-    """`read` the cluster for one loop; `rows`, `demand`, `parity`: which of the optional parts it needs."""
+    """`read` the cluster for one loop; `rows`, `demand`, `parity`, `marks`: which of the optional parts
+    it needs."""
 
-    def __init__(self, *, ttl_s: float, rows: bool = True, demand: bool = True, parity: bool = False):
+    def __init__(
+        self,
+        *,
+        ttl_s: float,
+        rows: bool = True,
+        demand: bool = True,
+        parity: bool = False,
+        marks: bool = False,
+    ):
         self.ttl_s = ttl_s
         self.with_rows, self.with_demand, self.with_parity = rows, demand, parity
+        self.with_marks = marks
         self._variants = store.VariantReader()  # unchanged JSON is not parsed again
         self._parity = store.VariantReader()
         # What the last read found, read again beside the lists that name them.
@@ -88,12 +100,15 @@ class ClusterReader:
             pipe.smembers(store.PARITY_VARIANTS)
         pipe.zrange(store.WORKERS, 0, -1, withscores=True)
         pipe.smembers(DRAINING_KEY)
+        if self.with_marks:
+            pipe.hgetall(failover_marks.SERVING_KEY)
         expected = _Ask((*self._vids, *self._pids), self._wids, self._vids, self._models)
         self._queue(pipe, expected)
         results = iter(await pipe.execute())
         members = next(results)
         parity_members = next(results) if self.with_parity else ()
         index, draining = next(results), next(results)
+        marks = next(results) if self.with_marks else {}
         got = _Got()
         self._take(results, got, expected)
         round_trips = 1
@@ -131,6 +146,7 @@ class ClusterReader:
             parity=parity,
             rows={v: got.rows.get(v) for v in vids} if self.with_rows else {},
             demand={m: got.demand[m] for m in models} if self.with_demand else {},
+            marks=marks,
             round_trips=round_trips,
         )
 

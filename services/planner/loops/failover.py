@@ -60,6 +60,7 @@ class View:
     draining: frozenset[str]
     demand: dict[str, Demand]
     beats: dict[str, float]  # every worker the heartbeat index lists -> its last heartbeat
+    marks: dict[bytes, bytes]  # the failover marks as stored (`failover_marks.SERVING_KEY`)
 
 
 class Failover:
@@ -81,7 +82,7 @@ class Failover:
         self.executors, self.events, self.scaler, self.clock = executors, events, scaler, clock
         self.heartbeat_ttl_s, self.alpha, self.terms_ttl_s = heartbeat_ttl_s, alpha, terms_ttl_s
         self.meter = LoadMeter()
-        self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, rows=False)  # one round trip a look
+        self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, rows=False, marks=True)  # one round trip a look
         self.backups: dict[str, tuple[str, str]] = {}
         self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look
         self.handled: set[tuple[str, str]] = set()
@@ -103,7 +104,9 @@ class Failover:
             workers = tuple(w for w in workers if w.id != without)
             instances = tuple(i for i in instances if i.worker_id != without)
         demand = self.meter.demand_of(read.demand)
-        return View(read.now, read.variants, workers, instances, read.draining, demand, read.beats)
+        return View(
+            read.now, read.variants, workers, instances, read.draining, demand, read.beats, read.marks
+        )
 
     async def _terms(self, apps: set[str]) -> dict[str, policy.AppTerms]:
         """Each app's terms, looked at every `terms_ttl_s`: renewed on an unchanged registry version
@@ -375,7 +378,7 @@ class Failover:
             self.scaler.reserved = {(w, v) for v, w in self.backups.values()}
 
     async def _clear_marks(self, view: View) -> None:
-        raw = await self.redis.hgetall(failover_marks.SERVING_KEY)
+        raw = view.marks  # read with the view, in its round trip
         active = {i.variant_id for i in view.instances if i.state == "active"}
         hosted = {i.variant_id for i in view.instances}
         for key, value in raw.items():

@@ -8,11 +8,11 @@ up from Postgres.
 
 One planner runs the loop at a time (its own lease in Redis, `JOBS_LEADER_KEY`), so two planners never
 lease past `job_max_in_flight` between them. With no job active at the last ask of the registry, a tick
-is one Redis read (`SUBMITTED_KEY`) and nothing else until a submission is signalled or
-`job_idle_tick_s` has passed: no lease renewal, no load read, no throttle published (only a running
-chunk reads it, and the tick that leases a chunk publishes it first), no registry request. On a small
-machine four Redis round trips and a decision twice a second are measurable interference with the
-query path (docs/benchmarks.md).
+reads nothing until a submission is published (`services/planner/signals.py`; then it reads the
+counter `SUBMITTED_KEY`, the truth the message only hints at) or `job_idle_tick_s` has passed: no lease
+renewal, no load read, no throttle published (only a running chunk reads it, and the tick that leases a
+chunk publishes it first), no registry request. On a small machine each Redis round trip twice a
+second is measurable interference with the query path (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from infaas.jobs.schemas import JobsTick
 from services.planner import metrics
 from services.planner.loops.leader import JOBS_LEADER_KEY, LeaderLock
 from services.planner.policies.throttle import ThrottleDecision, ThrottleThresholds, WorkerLoad, decide
+from services.planner.signals import Signals
 
 log = logging.getLogger("infaas.planner.jobs")
 
@@ -78,9 +79,11 @@ class JobsLoop:
         jobs: AsyncJobsClient,
         send: Callable[[str, int], None],
         lock: LeaderLock | None = None,
+        signals: Signals | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
+        self.signals = signals
         self.redis = redis
         self.jobs = jobs
         self.send = send
@@ -149,7 +152,14 @@ class JobsLoop:
         else is read); a loop with no decision yet or a job active is not idle, and reads nothing."""
         if self.decision is None or self.active_jobs != 0:
             return False
-        return self._unchanged(await self.redis.get(SUBMITTED_KEY), self.clock())
+        now = self.clock()
+        if (
+            self.signals is not None
+            and now - self._asked_at < self.settings.job_idle_tick_s
+            and not self.signals.take(store.JOBS_TOPIC)
+        ):
+            return True  # no submission published since the last look: not even the counter is read
+        return self._unchanged(await self.redis.get(SUBMITTED_KEY), now)
 
     async def step(self) -> ThrottleDecision | None:
         """One turn of the loop: a tick when this planner leads and there is something to do; the
@@ -171,7 +181,9 @@ class JobsLoop:
             await asyncio.sleep(self.settings.job_tick_s)
 
 
-async def start_jobs_loop(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
+async def start_jobs_loop(
+    app: FastAPI, settings: Settings, signals: Signals | None = None
+) -> Callable[[], Awaitable[None]]:
     """Start the offline-jobs loop on its own Redis connection and lease, sending chunk tasks through
     Celery; `app.state.jobs_loop` is what `/internal/jobs/throttle` reads. Returns what stops it."""
     r = aioredis.Redis.from_url(settings.require_redis())
@@ -188,7 +200,7 @@ async def start_jobs_loop(app: FastAPI, settings: Settings) -> Callable[[], Awai
         )
 
     lock = LeaderLock(r, key=JOBS_LEADER_KEY, lease_s=max(5.0, 4 * settings.job_tick_s))
-    loop = JobsLoop(settings, redis=r, jobs=jobs, send=send, lock=lock)
+    loop = JobsLoop(settings, redis=r, jobs=jobs, send=send, lock=lock, signals=signals)
     app.state.jobs_loop = loop
     task = asyncio.create_task(loop.run_forever(), name="jobs-throttle")
 

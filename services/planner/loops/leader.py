@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -26,8 +29,14 @@ return 0
 
 
 class LeaderLock:
-    """Exactly one planner acts at a time: a Redis key with a lease, renewed every tick by its holder.
-    A planner that dies stops renewing and another takes over once the lease lapses."""
+    """Exactly one planner acts at a time: a Redis key with a lease, renewed by its holder as its loops
+    tick. A planner that dies stops renewing and another takes over once the lease lapses.
+
+    A holder that took or renewed the lease less than `fresh_s` ago (default: 0.9 s, at most a fifth of
+    the lease) holds it without asking: the loops sharing a lease each tick once a second at their own
+    phase, and one renewal a second keeps it as well as one per loop did, a round trip (~1 ms of the
+    planner's CPU here) fewer per loop. Should Redis lose the key meanwhile (it came back empty), the
+    holder acts on for up to `fresh_s`, as it did until its next tick before."""
 
     def __init__(
         self,
@@ -36,12 +45,17 @@ class LeaderLock:
         lease_s: float = 5.0,
         owner: str | None = None,
         key: str = LEADER_KEY,
+        fresh_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.redis = redis
         self.lease_ms = int(lease_s * 1000)
         self.owner = owner or uuid.uuid4().hex
         self.key = key
+        self.fresh_s = min(0.9, lease_s / 5) if fresh_s is None else fresh_s
+        self.clock = clock
         self.held = False  # as of this process's last call: which command to try first
+        self._held_at = -math.inf  # clock() when the last ask that found it held began
         # The loops sharing a lease start together and tick at the same interval, so they often ask
         # at once: the first one's round trip answers them all.
         self._asking: asyncio.Future[bool] | None = None
@@ -51,6 +65,8 @@ class LeaderLock:
         to renew first and the others to take it first: either way one round trip per tick, where
         every loop of the leader calls this every second; callers that ask while an answer is on its
         way share it."""
+        if self.held and self.clock() - self._held_at < self.fresh_s:
+            return True
         asking = self._asking
         if asking is None:
             asking = self._asking = asyncio.ensure_future(self._ask())
@@ -66,14 +82,18 @@ class LeaderLock:
             asking.exception()
 
     async def _ask(self) -> bool:
+        started = self.clock()
         if self.held:
             renewed: Any = await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms)
             if renewed:
+                self._held_at = started
                 return True
         taken = bool(await self.redis.set(self.key, self.owner, nx=True, px=self.lease_ms))
         if not taken:  # someone else's, or ours after all (an owner string shared on purpose)
             taken = bool(await self.redis.eval(_RENEW, 1, self.key, self.owner, self.lease_ms))
         self.held = taken
+        if taken:
+            self._held_at = started
         return taken
 
     async def release(self) -> None:

@@ -42,6 +42,7 @@ from services.planner.loops.claims import PipelineClaims, planned
 from services.planner.loops.leader import LeaderLock
 from services.planner.pipelines import TRACE_S
 from services.planner.policies import pipeline_tuner as policy
+from services.planner.signals import Signals
 from services.planner.simulator.pipelines import StageConfig
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,8 @@ HISTORY_S = policy.ENVELOPE_MAX_S + 5.0
 
 IDLE_READ_S = 10.0
 """With no planned pipeline at the last read, the tuner reads the pipelines again only when the
-registry signals a change (`store.PIPELINES_CHANGED`) or this long after that read: a request to the
+registry signals a change (`store.PIPELINES_CHANGED`, read only once its topic is published:
+`services/planner/signals.py`) or this long after that read: a request to the
 registry and a database query each second are measurable interference with the query path on a small
 machine, and a lost signal costs at most this much."""
 
@@ -107,9 +109,11 @@ class PipelineTuner:
         events: EventLog,
         heartbeat_ttl_s: float,
         claims: PipelineClaims | None = None,
+        signals: Signals | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.redis, self.lock, self.registry, self.clock = redis, lock, registry, clock
+        self.signals = signals
         self.executors, self.events, self.heartbeat_ttl_s = executors, events, heartbeat_ttl_s
         self.tracked: dict[str, Tracked] = {}
         self.claims = claims  # shared with the model autoscaler: the models it leaves to this loop
@@ -126,6 +130,8 @@ class PipelineTuner:
         at, counter, any_planned = self._read
         if any_planned or self.clock() - at >= IDLE_READ_S:
             return False
+        if self.signals is not None and not self.signals.take(store.PIPELINES_TOPIC):
+            return True  # no change published since the last look: not even the counter is read
         return await self.redis.get(store.PIPELINES_CHANGED) == counter
 
     async def tick(self) -> list[policy.TunerAction]:

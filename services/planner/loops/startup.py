@@ -32,6 +32,7 @@ from services.planner.policies.snapshot import ScalingConfig
 from services.planner.policies.worker_pool import WorkerConfig
 from services.planner.providers.base import WorkerProvider
 from services.planner.retirement import Retirement
+from services.planner.signals import Signals
 
 log = logging.getLogger("infaas.planner")
 
@@ -53,7 +54,9 @@ def make_provider(settings: Settings) -> WorkerProvider | None:
     return None
 
 
-async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
+async def start_autoscaling(
+    app: FastAPI, settings: Settings, signals: Signals | None = None
+) -> Callable[[], Awaitable[None]]:
     """Start the model autoscaler (and the worker autoscaler when a provider is configured) on the
     planner's Redis; returns the coroutine function that stops them."""
     engine = make_engine(settings.resolved_database_url)
@@ -117,6 +120,7 @@ async def start_autoscaling(app: FastAPI, settings: Settings) -> Callable[[], Aw
             events=app.state.events,
             heartbeat_ttl_s=settings.heartbeat_ttl_s,
             claims=claims,
+            signals=signals,
         )
         app.state.pipeline_tuner = tuner
         tasks.append(
@@ -204,12 +208,17 @@ async def start_failover(
 async def start_loops(app: FastAPI, settings: Settings) -> Callable[[], Awaitable[None]]:
     """Start the autoscalers, then the offline-jobs loop; the returned coroutine function stops them in
     the reverse order."""
-    stop_autoscaling = await start_autoscaling(app, settings)
-    stop_jobs = await start_jobs_loop(app, settings)
+    # What the registry publishes after a job submission or a pipeline change: the idle loops read
+    # their counters only then (`signals.py`).
+    signals = Signals(app.state.redis)
+    await signals.start()
+    stop_autoscaling = await start_autoscaling(app, settings, signals)
+    stop_jobs = await start_jobs_loop(app, settings, signals)
 
     async def stop() -> None:
         await stop_jobs()
         await stop_autoscaling()
+        await signals.stop()
 
     return stop
 

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from infaas.core.errors import InvalidInput, PayloadTooLarge
+from infaas.data import store
 from infaas.data.db import AppRow, JobRow, ModelRow, utcnow
 from infaas.jobs.protocol import SUBMITTED_KEY
 from infaas.jobs.schemas import (
@@ -79,7 +80,7 @@ def submit_job(
         live_hardware=submit.live_hardware(r, ttl_s=settings.heartbeat_ttl_s),
     )
     try:  # after the commit: the planner that sees the counter move finds the job in the database
-        r.incr(SUBMITTED_KEY)
+        store.signal(r, SUBMITTED_KEY, store.JOBS_TOPIC)
     except redis.RedisError as exc:  # the job is stored; the planner's idle ask finds it a little later
         log.warning("signalling job %s to the planner failed: %s", row.id, exc)
     return job_views(session, [row])[0]

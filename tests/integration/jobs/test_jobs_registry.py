@@ -280,7 +280,7 @@ async def test_an_idle_loop_step_reads_one_key_and_decides_nothing_until_a_job_i
     r = aioredis.Redis.from_url(redis_url)
     sync = redis.Redis.from_url(redis_url)
     client = CountingJobsClient(registry, settings.internal_key)
-    lock = LeaderLock(r, key=JOBS_LEADER_KEY, owner="idle-test", lease_s=5.0)
+    lock = LeaderLock(r, key=JOBS_LEADER_KEY, owner="idle-test", lease_s=5.0, clock=lambda: now[0])
     loop = JobsLoop(
         settings, redis=r, jobs=client, send=lambda j, i: sent.append((j, i)), lock=lock, clock=lambda: now[0]
     )

@@ -1,0 +1,99 @@
+"""Signals from the registry to the planner's idle loops, so that an idle loop reads nothing.
+
+The offline-jobs loop and the pipeline tuner each follow a counter the registry increments after a commit
+(`SUBMITTED_KEY`, `store.PIPELINES_CHANGED`). Read every tick, the two counters were three Redis round
+trips a second from an idle planner, each ~1 ms of its CPU on the cores that serve queries
+(docs/benchmarks.md). The registry also publishes the counter's topic on `store.PLANNER_SIGNALS` after
+each increment; a loop with nothing to do asks `take(topic)` and reads its counter only when the topic
+was published since its last ask.
+
+The counter stays the truth and the message only a hint: a message lost (the subscription dropped, Redis
+restarted) makes `take` answer True for every topic, once, when the subscription is back, and True while
+there is none; a loop still reads its counter at its idle interval whatever `take` says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import redis.asyncio as aioredis
+
+from infaas.core.aio import raise_if_cancelling
+from infaas.data import store
+
+log = logging.getLogger("infaas.planner")
+
+TOPICS = frozenset({store.JOBS_TOPIC, store.PIPELINES_TOPIC})
+CLOSE_WAIT_S = 1.0
+"""The longest a listener waits for its subscription's close."""
+
+
+class Signals:
+    def __init__(self, redis: aioredis.Redis, channel: str = store.PLANNER_SIGNALS) -> None:
+        self.redis = redis
+        self.channel = channel
+        self.subscriptions = 0  # subscriptions taken, the first included
+        self._listening = False
+        self._heard: set[str] = set()  # topics published since each one's last `take`
+        self._taken: dict[str, int] = {}  # topic -> the subscription of its last `take`
+        self._subscribed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, timeout_s: float = 5.0) -> None:
+        """Subscribe, waiting up to `timeout_s` for it; meanwhile (and after, until it is taken) every
+        topic counts as signalled."""
+        self._task = asyncio.create_task(self._listen(), name="planner-signals")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._subscribed.wait(), timeout=timeout_s)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def take(self, topic: str) -> bool:
+        """Whether `topic` may have been published since the last `take` of it (and forget it): True
+        when it was, while there is no subscription, and once after each new one."""
+        if not self._listening:
+            return True
+        if self._taken.get(topic) != self.subscriptions:
+            self._taken[topic] = self.subscriptions
+            self._heard.discard(topic)
+            return True
+        if topic in self._heard:
+            self._heard.discard(topic)
+            return True
+        return False
+
+    async def _listen(self) -> None:
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.channel)
+                async for message in pubsub.listen():
+                    if message["type"] == "subscribe":
+                        # Listening from here on: what was published before is what `take` answers
+                        # True once for, every topic.
+                        self.subscriptions += 1
+                        self._listening = True
+                        self._subscribed.set()
+                    elif message["type"] == "message" and (topic := _topic(message["data"])) in TOPICS:
+                        self._heard.add(topic)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                raise_if_cancelling(exc)
+                log.warning("planner signals subscription lost (%s); resubscribing", exc)
+                await asyncio.sleep(0.2)
+            finally:
+                self._listening = False
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(pubsub.aclose(), timeout=CLOSE_WAIT_S)  # type: ignore[no-untyped-call]
+
+
+def _topic(data: object) -> str:
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
