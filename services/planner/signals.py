@@ -20,7 +20,7 @@ import logging
 
 import redis.asyncio as aioredis
 
-from infaas.core.aio import raise_if_cancelling
+from infaas.core.aio import raise_if_cancelling, stop_tasks
 from infaas.data import store
 
 log = logging.getLogger("infaas.planner")
@@ -49,11 +49,8 @@ class Signals:
             await asyncio.wait_for(self._subscribed.wait(), timeout=timeout_s)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await stop_tasks(self._task)
+        self._task = None
 
     def take(self, topic: str) -> bool:
         """Whether `topic` may have been published since the last `take` of it (and forget it): True
