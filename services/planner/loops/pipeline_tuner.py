@@ -176,7 +176,10 @@ class PipelineTuner:
             if not actions:
                 continue
             for action in actions:
-                await self._record(pipeline, tracked.plan, action, "decided")
+                try:
+                    await self._record(pipeline, tracked.plan, action, "decided")
+                except Exception:  # the database away: carried out all the same, and said in the log
+                    log.exception("recording pipeline %s's %s decision failed", pipeline.name, action.stage)
             self.busy[pipeline.name] = asyncio.create_task(
                 self._carry_out(pipeline, tracked.plan, actions), name=f"tune:{pipeline.name}"
             )
@@ -199,7 +202,10 @@ class PipelineTuner:
             "nothing to tune until it is re-planned"
         )
         log.warning("%s", reason)
-        await self.events.record(kind="pipeline_planner", action="hold", outcome="decided", reason=reason)
+        try:
+            await self.events.record(kind="pipeline_planner", action="hold", outcome="decided", reason=reason)
+        except Exception:  # the database away: the log line above says it
+            log.exception("recording pipeline %s's hold failed", pipeline.name)
 
     async def _carry_out(
         self, pipeline: Pipeline, plan: PipelinePlan, actions: list[policy.TunerAction]
