@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
@@ -175,18 +176,16 @@ class PipelineTuner:
             )
             if not actions:
                 continue
-            for action in actions:
-                try:
-                    await self._record(pipeline, tracked.plan, action, "decided")
-                except Exception:  # the database away: carried out all the same, and said in the log
-                    log.exception("recording pipeline %s's %s decision failed", pipeline.name, action.stage)
+            for action in actions:  # said before carried out, whatever the event log answers
+                await self._record(pipeline, tracked.plan, action, "decided")
             self.busy[pipeline.name] = asyncio.create_task(
                 self._carry_out(pipeline, tracked.plan, actions), name=f"tune:{pipeline.name}"
             )
             done.extend(actions)
-        for gone in set(self.tracked) - {p.name for p in tuned}:
+        names = {p.name for p in tuned}
+        for gone in set(self.tracked) - names:
             del self.tracked[gone]
-        self.held = {(name, at) for name, at in self.held if name in {p.name for p in tuned}}
+        self.held = {(name, at) for name, at in self.held if name in names}
         return done
 
     async def _hold(
@@ -202,10 +201,7 @@ class PipelineTuner:
             "nothing to tune until it is re-planned"
         )
         log.warning("%s", reason)
-        try:
-            await self.events.record(kind="pipeline_planner", action="hold", outcome="decided", reason=reason)
-        except Exception:  # the database away: the log line above says it
-            log.exception("recording pipeline %s's hold failed", pipeline.name)
+        await self._event(action="hold", outcome="decided", reason=reason)
 
     async def _carry_out(
         self, pipeline: Pipeline, plan: PipelinePlan, actions: list[policy.TunerAction]
@@ -215,10 +211,7 @@ class PipelineTuner:
                 outcome, note = await self._apply(plan, action)
             except Exception as exc:  # a failed load or drain is an outcome to record, not a crash
                 outcome, note = "failed", f"; {exc}"
-            try:
-                await self._record(pipeline, plan, action, outcome, note)
-            except Exception:  # the database away: the decision was recorded, say this in the log
-                log.exception("recording pipeline %s's %s outcome failed", pipeline.name, action.stage)
+            await self._record(pipeline, plan, action, outcome, note)
 
     async def _apply(self, plan: PipelinePlan, action: policy.TunerAction) -> tuple[Outcome, str]:
         stage = next(s for s in plan.stages if s.stage == action.stage)
@@ -248,8 +241,7 @@ class PipelineTuner:
         note: str = "",
     ) -> None:
         stage = next(s for s in plan.stages if s.stage == action.stage)
-        await self.events.record(
-            kind="pipeline_planner",
+        await self._event(
             action="tune_up" if action.replicas_to > action.replicas_from else "tune_down",
             outcome=outcome,
             reason=(
@@ -259,3 +251,11 @@ class PipelineTuner:
             model=next(s.model for s in pipeline.stages if s.name == action.stage),
             variant=stage.variant,
         )
+
+    async def _event(self, **fields: Any) -> None:
+        """Record a `pipeline_planner` event; with the database away, say so in the log and go on: the
+        loads and drains are carried out whether or not their events could be written."""
+        try:
+            await self.events.record(kind="pipeline_planner", **fields)
+        except Exception:
+            log.exception("recording a pipeline_planner %s event failed", fields.get("action"))

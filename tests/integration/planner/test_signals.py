@@ -23,6 +23,7 @@ from tests.integration.jobs.test_jobs_registry import (  # noqa: F401 (the fixtu
     model,
     submit,
 )
+from tests.integration.registry.conftest import app_headers
 
 
 class CountingRedis(aioredis.Redis):
@@ -114,9 +115,7 @@ async def test_an_idle_jobs_loop_with_signals_reads_no_key_until_a_submission_is
             await asyncio.sleep(0.01)
         assert sent == [(job["id"], 0), (job["id"], 1)] and client.asks == 2
 
-        cancelled = registry.delete(
-            f"/v1/jobs/{job['id']}", headers={"x-infaas-role": "app", "x-infaas-app": "a1"}
-        )
+        cancelled = registry.delete(f"/v1/jobs/{job['id']}", headers=app_headers("a1"))
         assert cancelled.status_code == 200
         now[0] += settings.job_tick_s
         assert await loop.step() is not None and loop.active_jobs == 0
