@@ -47,3 +47,40 @@ def cancel_as_lost_connection(client: aioredis.Redis) -> list[CancelAsLostConnec
 
     client.pubsub = pubsub  # type: ignore[assignment,method-assign]
     return opened
+
+
+def gate_resubscriptions(client: aioredis.Redis) -> asyncio.Event:
+    """Hold every subscription `client` opens after its first until the returned event is set: the time
+    a lost subscription is away, made as long as a test needs to publish into it."""
+    gate = asyncio.Event()
+    opened = 0
+    plain = client.pubsub
+
+    def pubsub(**kwargs: Any) -> Any:
+        nonlocal opened
+        opened += 1
+        inner = plain(**kwargs)
+        if opened == 1:
+            return inner
+        subscribe = inner.subscribe
+
+        async def held(*channels: str) -> None:
+            await gate.wait()
+            await subscribe(*channels)
+
+        inner.subscribe = held  # type: ignore[method-assign]
+        return inner
+
+    client.pubsub = pubsub  # type: ignore[method-assign]
+    return gate
+
+
+def kill_connections(sync: redis.Redis, name: str) -> int:
+    """Close this Redis server's connections named `name` (and no other suite's), as a network cut would;
+    returns how many."""
+    killed = 0
+    for client in sync.client_list():
+        if client.get("name") == name:
+            sync.client_kill_filter(_id=client["id"])
+            killed += 1
+    return killed

@@ -4,13 +4,11 @@ variant's stream and serves them (`infaas.data.orphans`: exactly one survivor ge
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
-from infaas.core.aio import raise_if_cancelling
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
 from infaas.data.orphans import claim_orphans
+from infaas.data.subscription import keep_subscribed
 from services.executor import metrics
 from services.executor.consumers import serve_entries
 from services.executor.instances import InstanceHost
@@ -43,28 +41,16 @@ async def claim_for(host: InstanceHost, notice: FailureNotice) -> int:
 
 async def listen_failures(host: InstanceHost) -> None:
     """Act on every failure notice for as long as the worker runs; resubscribes after a Redis loss."""
-    while True:
-        pubsub = host.redis.pubsub()
+
+    async def on_notice(_channel: bytes, data: bytes) -> None:
         try:
-            await pubsub.subscribe(FAILURES_CHANNEL)
-            async for message in pubsub.listen():
-                if message["type"] != "message":
-                    continue
-                try:
-                    notice = FailureNotice.decode(message["data"])
-                except (ValueError, TypeError):
-                    log.warning("ignoring a malformed failure notice")
-                    continue
-                await _claim_logged(host, notice)  # rare, and short: one batch per variant
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            raise_if_cancelling(exc)  # stopping, not a lost subscription to take again
-            log.warning("failure-notice subscription lost (%s); resubscribing", exc)
-            await asyncio.sleep(0.5)
-        finally:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()  # type: ignore[no-untyped-call]
+            notice = FailureNotice.decode(data)
+        except (ValueError, TypeError, KeyError):
+            log.warning("ignoring a malformed failure notice")
+            return
+        await _claim_logged(host, notice)  # rare, and short: one batch per variant
+
+    await keep_subscribed(host.redis, [FAILURES_CHANNEL], on_notice, what="failure-notice", retry_s=0.5)
 
 
 async def _claim_logged(host: InstanceHost, notice: FailureNotice) -> None:

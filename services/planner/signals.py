@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 
 import redis.asyncio as aioredis
 
-from infaas.core.aio import raise_if_cancelling, stop_tasks
+from infaas.core.aio import stop_tasks
 from infaas.data import store
-
-log = logging.getLogger("infaas.planner")
+from infaas.data.subscription import keep_subscribed
 
 TOPICS = frozenset({store.JOBS_TOPIC, store.PIPELINES_TOPIC})
-CLOSE_WAIT_S = 1.0
-"""The longest a listener waits for its subscription's close."""
 
 
 class Signals:
@@ -67,29 +63,31 @@ class Signals:
         return False
 
     async def _listen(self) -> None:
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.subscribe(self.channel)
-                async for message in pubsub.listen():
-                    if message["type"] == "subscribe":
-                        # Listening from here on: what was published before is what `take` answers
-                        # True once for, every topic.
-                        self.subscriptions += 1
-                        self._listening = True
-                        self._subscribed.set()
-                    elif message["type"] == "message" and (topic := _topic(message["data"])) in TOPICS:
-                        self._heard.add(topic)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                raise_if_cancelling(exc)
-                log.warning("planner signals subscription lost (%s); resubscribing", exc)
-                await asyncio.sleep(0.2)
-            finally:
-                self._listening = False
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(pubsub.aclose(), timeout=CLOSE_WAIT_S)  # type: ignore[no-untyped-call]
+        try:
+            await keep_subscribed(
+                self.redis,
+                [self.channel],
+                self._on_message,
+                what="planner signals",
+                on_subscribed=self._on_subscribed,
+                on_lost=self._on_lost,
+            )
+        finally:
+            self._on_lost()
+
+    def _on_lost(self) -> None:
+        self._listening = False
+
+    def _on_subscribed(self, n: int) -> None:
+        # Listening from here on: what was published before is what `take` answers True once for, every
+        # topic.
+        self.subscriptions = n
+        self._listening = True
+        self._subscribed.set()
+
+    def _on_message(self, _channel: bytes, data: bytes) -> None:
+        if (topic := _topic(data)) in TOPICS:
+            self._heard.add(topic)
 
 
 def _topic(data: object) -> str:

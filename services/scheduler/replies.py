@@ -5,15 +5,14 @@ carries the store's invalidations, which refresh the snapshot."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
 import redis.asyncio as aioredis
 
-from infaas.core.aio import raise_if_cancelling
 from infaas.data import store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
+from infaas.data.subscription import keep_subscribed
 from infaas.wire.frames import Decoded
 from services.scheduler.push import Waiting, resolve
 from services.scheduler.snapshot import SnapshotCache
@@ -30,6 +29,7 @@ class Replies:
         self.waiting: Waiting = {}
         self.on_failure: Callable[[FailureNotice], Awaitable[None]] | None = None
         """Called with each worker failure notice (`infaas.data.failures`) heard on the subscription."""
+        self._invalidate, self._failures = store.INVALIDATE.encode(), FAILURES_CHANNEL.encode()
 
     def expect(self, qid: str) -> asyncio.Future[Decoded]:
         """The future the answer to `qid` resolves; the caller `forget`s it once it stops waiting."""
@@ -43,30 +43,32 @@ class Replies:
     async def listen(self, ready: asyncio.Event) -> None:
         """One subscription for all answers to this process, plus the store's invalidations and worker
         failure notices; `ready` is set once it is subscribed (and re-subscribed after a loss)."""
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.subscribe(self.channel, store.INVALIDATE, FAILURES_CHANNEL)
-                if ready.is_set():  # re-subscribed: invalidations sent meanwhile were missed
-                    await self.snapshot.on_resubscribed()
-                ready.set()
-                async for message in pubsub.listen():
-                    if message["type"] != "message":
-                        continue
-                    if message["channel"] == store.INVALIDATE.encode():
-                        await self.snapshot.on_invalidate(message["data"].decode())
-                        continue
-                    if message["channel"] == FAILURES_CHANNEL.encode():
-                        if self.on_failure is not None:
-                            await self.on_failure(FailureNotice.decode(message["data"]))
-                        continue
-                    resolve(self.waiting, message["data"], "the reply channel")
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                raise_if_cancelling(exc)  # stopping, not a lost subscription to take again
-                log.warning("reply subscription lost (%s); resubscribing", exc)
-                await asyncio.sleep(0.2)
-            finally:
-                with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+        async def subscribed(n: int) -> None:
+            if n > 1:  # re-subscribed: invalidations sent meanwhile were missed
+                await self.snapshot.on_resubscribed()
+            ready.set()
+
+        await keep_subscribed(
+            self.redis,
+            [self.channel, store.INVALIDATE, FAILURES_CHANNEL],
+            self._on_message,
+            what="reply",
+            on_subscribed=subscribed,
+        )
+
+    def _on_message(self, channel: bytes, data: bytes) -> Awaitable[None] | None:
+        if channel == self._invalidate:
+            return self.snapshot.on_invalidate(data.decode())
+        if channel == self._failures:
+            return self._on_failure(data)
+        resolve(self.waiting, data, "the reply channel")
+        return None
+
+    def _on_failure(self, data: bytes) -> Awaitable[None] | None:
+        try:
+            notice = FailureNotice.decode(data)
+        except (ValueError, TypeError, KeyError):
+            log.warning("ignoring a malformed failure notice")
+            return None
+        return self.on_failure(notice) if self.on_failure is not None else None

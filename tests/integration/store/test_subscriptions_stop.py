@@ -34,7 +34,7 @@ async def _one_cancel_ends_it(
             done, _ = await asyncio.wait([task], timeout=3)
         # Without the check it logged the loss and subscribed again, and ran on with its cancel spent.
         assert done == {task} and task.cancelled()
-        assert len(opened) == 1 and "resubscribing" not in caplog.text
+        assert len(opened) == 1 and "subscription lost" not in caplog.text
     finally:
         while not task.done():
             task.cancel()
