@@ -85,10 +85,30 @@ async def declare_failure(redis: aioredis.Redis, notice: FailureNotice) -> Failu
     vids = tuple(sorted(store.text(v) for v in result[2:]))
     declared = replace(notice, incarnation=incarnation, instances=notice.instances or vids)
     pipe = redis.pipeline(transaction=False)
+    # The claim keeps the notice: a subscriber that was away when it was published finds it there
+    # (`declared_notice`). A claim that declared nothing keeps only the detector's name.
+    pipe.set(claim_key(notice.worker, incarnation), declared.encode(), xx=True, keepttl=True)
     pipe.publish(FAILURES_CHANNEL, declared.encode())
     pipe.publish(store.INVALIDATE, "instances")
     await pipe.execute()
     return declared
+
+
+async def declared_notices(redis: aioredis.Redis, incarnations: dict[str, str]) -> list[FailureNotice]:
+    """The notices published for these (worker → incarnation), for a subscriber that may have missed
+    them: one round trip. A false alarm's claim is gone once the worker is heard again, so it is not
+    among them."""
+    if not incarnations:
+        return []
+    raws = await redis.mget([claim_key(w, inc) for w, inc in incarnations.items()])
+    notices = []
+    for raw in raws:
+        if raw and raw[:1] == b"{":
+            try:
+                notices.append(FailureNotice.decode(raw))
+            except (ValueError, TypeError, KeyError):
+                continue  # not ours to act on: the caller's fallback still covers that worker
+    return notices
 
 
 @dataclass(frozen=True)

@@ -355,6 +355,7 @@ def worker_from_hash(wid: str, info: dict[bytes, bytes]) -> WorkerView:
         memory_used_bytes=int(s("memory_used_bytes")),
         utilization=float(s("utilization")),
         push=info.get(b"push", b"").decode(),
+        incarnation=info.get(b"incarnation", b"").decode(),
     )
 
 

@@ -60,6 +60,8 @@ class WorkerView:
     utilization: float = 0.0
     push: str = ""
     """`host:port` of the worker's push endpoint (services/executor/push.py); empty: streams only."""
+    incarnation: str = ""
+    """This run of the worker, as its heartbeat says (`infaas.data.failures`)."""
 
 
 USABLE_STATES = frozenset({"active", "loading", "overloaded", "interfered"})

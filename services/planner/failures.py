@@ -29,7 +29,6 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from infaas.core.aio import raise_if_cancelling
 from infaas.data import store
 from infaas.data.failures import (
     CLAIM_TTL_MS,
@@ -39,6 +38,7 @@ from infaas.data.failures import (
     Recovery,
     claim_key,
     declare_failure,
+    declared_notices,
 )
 from infaas.data.pulses import (
     LISTENER_RENEW_S,
@@ -48,6 +48,7 @@ from infaas.data.pulses import (
     PulseSeal,
     listener_address,
 )
+from infaas.data.subscription import keep_subscribed
 from infaas.policy.failure_detection import Probe, late, late_after_s, silent, verdict
 from services.planner import metrics
 from services.planner.event_log import EventLog
@@ -58,9 +59,7 @@ log = logging.getLogger("infaas.planner")
 
 
 STOP_WAIT_S = 3.0
-"""The longest a stopping watch waits for its tasks."""
-CLOSE_WAIT_S = 1.0
-"""The longest the listener waits for its subscription's close."""
+"""The longest a stopping watch waits for its tasks (more than `subscription.CLOSE_WAIT_S`)."""
 
 
 class FailureWatch:
@@ -219,24 +218,19 @@ class FailureWatch:
             await asyncio.sleep(self.interval_s)
 
     async def _listen(self) -> None:
-        while True:
-            pubsub = self.redis.pubsub()
-            try:
-                await pubsub.subscribe(FAILURES_CHANNEL, RECOVERIES_CHANNEL)
-                self._subscribed.set()
-                async for message in pubsub.listen():
-                    if message["type"] == "message":
-                        await self._on_message(message["channel"], message["data"])
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                raise_if_cancelling(exc)  # stopping, not a lost subscription to take again
-                log.warning("failure watch subscription lost (%s); resubscribing", exc)
-                await asyncio.sleep(0.2)
-            finally:
-                # Bounded below `stop`'s own wait, so a close that hangs does not outlast the stop.
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(pubsub.aclose(), timeout=CLOSE_WAIT_S)  # type: ignore[no-untyped-call]
+        await keep_subscribed(
+            self.redis,
+            [FAILURES_CHANNEL, RECOVERIES_CHANNEL],
+            self._on_message,
+            what="failure watch",
+            on_subscribed=self._on_subscribed,
+        )
+
+    async def _on_subscribed(self, n: int) -> None:
+        self._subscribed.set()
+        if n > 1:  # the notices published while the subscription was away: recorded all the same
+            for notice in await declared_notices(self.redis, dict(self.incarnations)):
+                await self.on_notice(notice)
 
     async def _on_message(self, channel: bytes, data: bytes) -> None:
         try:

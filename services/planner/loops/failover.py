@@ -4,6 +4,8 @@ worker fails.
 - Failures arrive as `FailureNotice`s on `infaas:failures` (whoever detects one first publishes it); as a
   fallback, a worker that was live at the last tick and is not now is declared failed ("left the
   snapshot") through `declare_failure`, as any detector does, which a worker that left on purpose is not.
+  A notice this loop did not hear (its subscription lost, taken again) is found with the declaration
+  (`declared_notices`): at once on subscribing again, else when the worker leaves the snapshot.
   Each (worker, incarnation) is handled once.
 - On a failure, per app that the worker served: still served elsewhere → nothing to do; served by its warm
   backup → the backup is now its primary (warm failover); else it is failed over progressively
@@ -22,7 +24,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -32,8 +34,9 @@ import redis.asyncio as aioredis
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import failover_marks, store
-from infaas.data.failures import FAILURES_CHANNEL, FailureNotice, declare_failure
+from infaas.data.failures import FAILURES_CHANNEL, FailureNotice, declare_failure, declared_notices
 from infaas.data.registry_version import Read, read_version, reread
+from infaas.data.subscription import keep_subscribed
 from infaas.policy.failure_detection import unseen_for_ttl
 from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
@@ -86,6 +89,8 @@ class Failover:
         self.backups: dict[str, tuple[str, str]] = {}
         self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look
         self.handled: set[tuple[str, str]] = set()
+        self.incarnations: dict[str, str] = {}  # worker → its incarnation, as of the last look
+        self.unfinished: dict[tuple[str, str], FailureNotice] = {}  # failovers an error stopped: retried
         self.down: set[str] = set()  # workers handled as failed and not seen live since
         self.heartbeat_at: dict[str, float] = {}  # worker → its last heartbeat this loop saw (wall clock)
         self.reachable_since = 0.0  # when this loop's reads last came back after failing (wall clock)
@@ -145,23 +150,43 @@ class Failover:
     # --- failures --------------------------------------------------------------------------------
 
     async def listen(self, ready: asyncio.Event | None = None) -> None:
-        """Act on every failure notice published on `infaas:failures`."""
-        pubsub = self.redis.pubsub()
-        await pubsub.subscribe(FAILURES_CHANNEL)
-        if ready is not None:
-            ready.set()
+        """Act on every failure notice published on `infaas:failures`, for as long as this runs: the
+        subscription is taken again after a loss, and what was declared meanwhile is caught up."""
+
+        async def subscribed(n: int) -> None:
+            if ready is not None:
+                ready.set()
+            if n > 1:
+                await self._catch_up("published while this planner's subscription was lost")
+
+        await keep_subscribed(
+            self.redis, [FAILURES_CHANNEL], self._on_notice, what="failover", on_subscribed=subscribed
+        )
+
+    async def _on_notice(self, _channel: bytes, data: bytes) -> None:
         try:
-            async for message in pubsub.listen():
-                if message.get("type") != "message":
-                    continue
-                try:
-                    notice = FailureNotice.decode(message["data"])
-                    if await self.lock.hold():
-                        await self.fail_over(notice)
-                except Exception:
-                    log.exception("failing over after %r failed", message.get("data"))
-        finally:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
+            notice = FailureNotice.decode(data)
+            if await self.lock.hold():
+                await self.fail_over(notice)
+        except Exception:
+            log.exception("failing over after %r failed", data)
+
+    async def _catch_up(self, why: str, workers: set[str] | None = None) -> None:
+        """Fail over what was declared failed without this loop hearing the notice: each worker last
+        seen live (or those of `workers`), its declaration newer than its last heartbeat here — a false
+        alarm's worker heartbeats after it, and its claim is cleared besides."""
+        seen = {w: inc for w, inc in self.incarnations.items() if workers is None or w in workers}
+        if not seen or not await self.lock.hold():
+            return
+        for notice in await declared_notices(self.redis, seen):
+            key = (notice.worker, notice.incarnation)
+            if key in self.handled or notice.detected_at <= self.heartbeat_at.get(notice.worker, 0.0):
+                continue
+            log.warning("failing over %s, whose failure notice was %s", notice.worker, why)
+            try:
+                await self.fail_over(notice)
+            except Exception as exc:  # an event, and `unfinished` for the next tick: the others go on
+                log.warning("failing over %s stopped: %s", notice.worker, exc)
 
     async def fail_over(self, notice: FailureNotice) -> None:
         """Fail over what `notice.worker` served, once per (worker, incarnation)."""
@@ -172,11 +197,22 @@ class Failover:
         self.down.add(notice.worker)
         self.failovers += 1
         async with self.lock_failover:
-            await self._fail_over(notice)
+            # What it served as of the last look, kept with the notice: a retry finds it no longer in
+            # `known`.
+            served = set(notice.instances) | self.known.pop(notice.worker, set())
+            notice = replace(notice, instances=tuple(sorted(served)))
+            try:
+                await self._fail_over(notice)
+            except Exception as exc:  # Redis or the registry away: what it did not reach is tried again
+                self.handled.discard(key)
+                self.unfinished[key] = notice
+                why = f"{notice.worker} failed ({notice.reason}); failing over stopped: {exc}"
+                await self._event("failover", "failed", f"{why}; tried again at the next tick", "")
+                raise
 
     async def _fail_over(self, notice: FailureNotice) -> None:
         view = await self._view(without=notice.worker)
-        lost = set(notice.instances) | self.known.pop(notice.worker, set())
+        lost = set(notice.instances)
         for app, (vid, worker) in list(self.backups.items()):
             if worker == notice.worker:
                 del self.backups[app]
@@ -304,6 +340,7 @@ class Failover:
                 self.heartbeat_at.get(w, 0.0), self.reachable_since, view.now, self.heartbeat_ttl_s
             )
         )
+        unheard: set[str] = set()
         for gone in gone_now:
             # Declared like any detector does (once per incarnation, not for a worker that left on
             # purpose), so that every scheduler drops it too; the notice comes back through `listen`.
@@ -318,6 +355,15 @@ class Failover:
             )
             if await declare_failure(self.redis, notice) is None:
                 log.info("%s left the snapshot: already declared, or it left on purpose", gone)
+                unheard.add(gone)
+        if unheard:  # declared by another detector, and its notice never reached `listen`?
+            await self._catch_up("not heard (found with the declaration)", unheard)
+        for key, notice in list(self.unfinished.items()):
+            del self.unfinished[key]
+            # Not when it is back (a restart: what it served is the autoscaler's again), nor when a
+            # notice heard since has failed it over.
+            if notice.worker not in live and key not in self.handled:
+                await self.fail_over(notice)
         if gone_now or self.tasks:  # a failover is due or under way: plan backups over what it leaves
             return
         async with self.lock_failover:  # never beside a failover: it promotes the backups it finds
@@ -328,6 +374,7 @@ class Failover:
                 self.known.setdefault(i.worker_id, set()).add(i.variant_id)
             for w in view.workers:
                 self.known.setdefault(w.id, set())
+            self.incarnations = {w.id: w.incarnation for w in view.workers if w.incarnation}
             # Seen live again (a restart, or a detector's false alarm): a later failure is a new one.
             self.down -= set(self.known)
             self.heartbeat_at = {w: at for w, at in self.heartbeat_at.items() if w in self.known}
