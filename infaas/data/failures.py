@@ -42,6 +42,15 @@ class FailureNotice:
         doc["instances"] = tuple(doc.get("instances") or ())
         return cls(**doc)
 
+    @classmethod
+    def parse(cls, raw: bytes | str) -> FailureNotice | None:
+        """`decode`, or None for what is not a notice: anyone with the store's password can publish on
+        the channel, and a claim that declared nothing holds only a detector's name."""
+        try:
+            return cls.decode(raw)
+        except (ValueError, TypeError, KeyError):
+            return None
+
 
 async def publish_failure(redis: aioredis.Redis, notice: FailureNotice) -> None:
     await redis.publish(FAILURES_CHANNEL, notice.encode())
@@ -86,9 +95,10 @@ async def declare_failure(redis: aioredis.Redis, notice: FailureNotice) -> Failu
     declared = replace(notice, incarnation=incarnation, instances=notice.instances or vids)
     pipe = redis.pipeline(transaction=False)
     # The claim keeps the notice: a subscriber that was away when it was published finds it there
-    # (`declared_notice`). A claim that declared nothing keeps only the detector's name.
-    pipe.set(claim_key(notice.worker, incarnation), declared.encode(), xx=True, keepttl=True)
-    pipe.publish(FAILURES_CHANNEL, declared.encode())
+    # (`declared_notices`). A claim that declared nothing keeps only the detector's name.
+    encoded = declared.encode()
+    pipe.set(claim_key(notice.worker, incarnation), encoded, xx=True, keepttl=True)
+    pipe.publish(FAILURES_CHANNEL, encoded)
     pipe.publish(store.INVALIDATE, "instances")
     await pipe.execute()
     return declared
@@ -101,14 +111,8 @@ async def declared_notices(redis: aioredis.Redis, incarnations: dict[str, str]) 
     if not incarnations:
         return []
     raws = await redis.mget([claim_key(w, inc) for w, inc in incarnations.items()])
-    notices = []
-    for raw in raws:
-        if raw and raw[:1] == b"{":
-            try:
-                notices.append(FailureNotice.decode(raw))
-            except (ValueError, TypeError, KeyError):
-                continue  # not ours to act on: the caller's fallback still covers that worker
-    return notices
+    notices = [FailureNotice.parse(raw) for raw in raws if raw]
+    return [n for n in notices if n is not None]
 
 
 @dataclass(frozen=True)

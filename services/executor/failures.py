@@ -43,9 +43,7 @@ async def listen_failures(host: InstanceHost) -> None:
     """Act on every failure notice for as long as the worker runs; resubscribes after a Redis loss."""
 
     async def on_notice(_channel: bytes, data: bytes) -> None:
-        try:
-            notice = FailureNotice.decode(data)
-        except (ValueError, TypeError, KeyError):
+        if (notice := FailureNotice.parse(data)) is None:
             log.warning("ignoring a malformed failure notice")
             return
         await _claim_logged(host, notice)  # rare, and short: one batch per variant

@@ -66,9 +66,7 @@ class Replies:
         return None
 
     def _on_failure(self, data: bytes) -> Awaitable[None] | None:
-        try:
-            notice = FailureNotice.decode(data)
-        except (ValueError, TypeError, KeyError):
+        if (notice := FailureNotice.parse(data)) is None:
             log.warning("ignoring a malformed failure notice")
             return None
         return self.on_failure(notice) if self.on_failure is not None else None

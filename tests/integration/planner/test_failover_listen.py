@@ -9,6 +9,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -42,12 +43,28 @@ class HeardFailover(Failover):
         self.heard.append(notice)
 
 
+@dataclass
+class Link:
+    """The loop's own Redis client, named so that a test cuts its connections and no other suite's,
+    every subscription after its first held until `gate` is set; and a plain client for the test."""
+
+    r: aioredis.Redis
+    sync: redis.Redis
+    name: str
+    gate: asyncio.Event
+
+    def cut(self) -> int:
+        return kill_connections(self.sync, self.name)
+
+
 @pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[tuple[aioredis.Redis, str]]:
+async def link(redis_url: str) -> AsyncIterator[Link]:
     name = f"failover-test-{uuid.uuid4().hex[:8]}"
     r = aioredis.Redis.from_url(redis_url, client_name=name)
-    yield r, name
+    sync = redis.Redis.from_url(redis_url)
+    yield Link(r, sync, name, gate_resubscriptions(r))
     await r.aclose()
+    sync.close()
 
 
 async def beat(r: aioredis.Redis, worker: str, incarnation: str, at: float) -> None:
@@ -72,11 +89,9 @@ def names(failover: HeardFailover) -> list[str]:
 
 
 async def test_the_listener_subscribes_again_and_catches_up_on_what_was_declared_meanwhile(
-    client: tuple[aioredis.Redis, str], redis_url: str
+    link: Link,
 ) -> None:
-    r, name = client
-    sync = redis.Redis.from_url(redis_url)
-    gate = gate_resubscriptions(r)
+    r, sync = link.r, link.sync
     failover = HeardFailover(r)
     ready = asyncio.Event()
     listening = asyncio.create_task(failover.listen(ready))
@@ -92,14 +107,14 @@ async def test_the_listener_subscribes_again_and_catches_up_on_what_was_declared
             await beat(r, worker, "i1", before)
             failover.heartbeat_at[worker] = before
         failover.incarnations = dict.fromkeys(("t-missed", "t-revived", "t-newer", "t-alive"), "i1")
-        assert kill_connections(sync, name) >= 1  # the subscription is lost, and held away
+        assert link.cut() >= 1  # the subscription is lost, and held away
         await asyncio.sleep(0.3)
         assert await declare_failure(r, notice("t-missed")) is not None  # nobody of ours hears these
         assert await declare_failure(r, notice("t-revived")) is not None
         sync.delete(claim_key("t-revived", "i1"))  # heard pulsing again: a false alarm
         assert await declare_failure(r, notice("t-newer")) is not None
         failover.heartbeat_at["t-newer"] = time.time() + 1  # heartbeating after its declaration
-        gate.set()
+        link.gate.set()
 
         await until(lambda: "t-missed" in names(failover))
         await asyncio.sleep(0.3)
@@ -114,13 +129,12 @@ async def test_the_listener_subscribes_again_and_catches_up_on_what_was_declared
     finally:
         listening.cancel()
         await asyncio.gather(listening, return_exceptions=True)
-        sync.close()
 
 
 async def test_a_worker_declared_unheard_is_failed_over_when_it_leaves_the_snapshot(
-    client: tuple[aioredis.Redis, str],
+    link: Link,
 ) -> None:
-    r, _ = client
+    r = link.r
     failover = HeardFailover(r)  # its listener not running: every notice below goes unheard
     for worker in ("t-declared", "t-left", "t-revived"):
         await beat(r, worker, "i7", time.time())
@@ -151,9 +165,9 @@ class FlakyFailover(HeardFailover):
 
 
 async def test_a_failover_an_error_stopped_is_tried_again_at_the_next_tick(
-    client: tuple[aioredis.Redis, str],
+    link: Link,
 ) -> None:
-    r, _ = client
+    r = link.r
     failover = FlakyFailover(r)
     for worker in ("t-flaky", "t-back"):
         await beat(r, worker, "i3", time.time())
@@ -183,26 +197,23 @@ async def test_a_failover_an_error_stopped_is_tried_again_at_the_next_tick(
 
 
 async def test_the_failure_watch_records_what_was_declared_while_its_subscription_was_away(
-    client: tuple[aioredis.Redis, str], redis_url: str
+    link: Link,
 ) -> None:
-    r, name = client
-    sync = redis.Redis.from_url(redis_url)
-    gate = gate_resubscriptions(r)
+    r, sync = link.r, link.sync
     watch = FailureWatch(r, None, interval_s=0, misses=2)  # no pulses: only its subscription
     await watch.start()
     try:
         for worker in ("t-watched", "t-revived"):
             await beat(r, worker, "i5", time.time())
             watch.incarnations[worker] = "i5"  # as their pulses told it
-        assert kill_connections(sync, name) >= 1
+        assert link.cut() >= 1
         await asyncio.sleep(0.3)
         assert await declare_failure(r, notice("t-watched")) is not None
         assert await declare_failure(r, notice("t-revived")) is not None
         sync.delete(claim_key("t-revived", "i5"))
-        gate.set()
+        link.gate.set()
         await until(lambda: [n.worker for n in watch.notices] == ["t-watched"])
         assert sync.get(claim_key("t-watched", "i5", "recorded")) == watch.me.encode()
         assert watch.declared == {"t-watched": "i5"}  # its pulses from now on would be a false alarm
     finally:
         await watch.stop()
-        sync.close()
