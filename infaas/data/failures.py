@@ -21,6 +21,8 @@ FAILURES_CHANNEL = "infaas:failures"
 RECOVERIES_CHANNEL = "infaas:recoveries"
 CLAIM_TTL_MS = 600_000
 """How long a declared (worker, incarnation) is remembered, so later detectors of it stay quiet."""
+FAILED_OVER = "failed-over"
+"""`claim_key`'s `what` for the mark a planner leaves once it has failed a declared worker over."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,32 @@ async def declared_notices(redis: aioredis.Redis, incarnations: dict[str, str]) 
     raws = await redis.mget([claim_key(w, inc) for w, inc in incarnations.items()])
     notices = [FailureNotice.parse(raw) for raw in raws if raw]
     return [n for n in notices if n is not None]
+
+
+async def all_declared(redis: aioredis.Redis) -> list[FailureNotice]:
+    """Every notice declared within the claims' TTL (`CLAIM_TTL_MS`), for a planner that was not there
+    to hear them: on starting, and on taking the lead (followers do not fail over). One SCAN of the
+    keyspace, so only then."""
+    keys = [key async for key in redis.scan_iter(match=claim_key("*", "*"), count=1000)]
+    notices: list[FailureNotice] = []
+    for start in range(0, len(keys), 500):
+        raws = await redis.mget(keys[start : start + 500])
+        notices += [n for raw in raws if raw and (n := FailureNotice.parse(raw)) is not None]
+    return notices
+
+
+async def not_failed_over(redis: aioredis.Redis, notices: list[FailureNotice]) -> list[FailureNotice]:
+    """Those of `notices` that no planner has marked failed over: one round trip."""
+    if not notices:
+        return []
+    marks = await redis.mget([claim_key(n.worker, n.incarnation, FAILED_OVER) for n in notices])
+    return [n for n, mark in zip(notices, marks, strict=True) if mark is None]
+
+
+async def mark_failed_over(redis: aioredis.Redis, notice: FailureNotice, by: str) -> None:
+    """Note that planner `by` failed over this (worker, incarnation), for as long as its claim lasts: a
+    planner that takes the lead later does not do it again."""
+    await redis.set(claim_key(notice.worker, notice.incarnation, FAILED_OVER), by, px=CLAIM_TTL_MS)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from infaas.data.failures import (
     RECOVERIES_CHANNEL,
     FailureNotice,
     Recovery,
+    all_declared,
     claim_key,
     declare_failure,
     declared_notices,
@@ -227,6 +228,12 @@ class FailureWatch:
         )
 
     async def _on_subscribed(self, n: int) -> None:
+        if n == 1:  # declared while no planner was there to hear it (each is recorded once)
+            try:
+                for notice in await all_declared(self.redis):
+                    await self.on_notice(notice)
+            except Exception as exc:  # recording is not worth holding the watch's start for
+                log.warning("recording the failures declared before this watch started failed: %s", exc)
         self._subscribed.set()
         if n > 1:  # the notices published while the subscription was away: recorded all the same
             for notice in await declared_notices(self.redis, dict(self.incarnations)):

@@ -15,8 +15,10 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+import redis
 
 from infaas.clients.executor import ExecutorClient
+from infaas.data.failures import claim_key
 from infaas.processes.suite import free_port
 from infaas_cli.launcher import start_suite
 from tests.e2e.conftest import RunningSuite, _settings
@@ -173,3 +175,66 @@ def test_warm_backup_answers_for_a_killed_worker_and_a_normal_app_fails_over_col
     finally:
         for client in clients.values():
             client.close()
+
+
+def declared(store: redis.Redis, worker: str) -> list[bytes]:
+    return list(store.scan_iter(match=claim_key(worker, "*")))
+
+
+@pytest.mark.parametrize("three_workers", ["notice"], indirect=True)
+def test_a_failure_while_no_planner_runs_is_failed_over_by_the_planner_that_starts(
+    three_workers: RunningSuite, tmp_path: Path
+) -> None:
+    """The planner is killed, then the worker serving an app: the gateway's scheduler declares the
+    failure, which no planner hears. The planner started again finds it on taking the lead, records it,
+    and fails the app over, saying why late."""
+    running, admin, suite = three_workers, three_workers.admin, three_workers.suite
+    created = admin.post("/v1/apps", json={"name": "orchard", "warm_instances": 0, "cache": False})
+    assert created.status_code == 201, created.text
+    assert register_wine(admin, tmp_path, app="orchard", name="wine-orchard").status_code == 202
+    assert running.wait_ready("wine-orchard")["status"] == "ready"
+    variants = admin.get("/v1/models/wine-orchard/variants").json()
+    port = suite.port("executor")
+    first = f"http://127.0.0.1:{port}"
+
+    async def load_all() -> None:
+        executors = ExecutorClient(internal_key=running.settings.internal_key)
+        try:
+            for vid in sorted(v["id"] for v in variants if v["status"] == "ready"):
+                await executors.load(first, vid)
+        finally:
+            await executors.aclose()
+
+    asyncio.run(load_all())
+    store = redis.Redis.from_url(running.settings.require_redis())
+    try:
+        with running.client(created.json()["api_key"]) as client:
+            answer = client.post("/v1/apps/orchard/infer", json=body())
+            assert answer.status_code == 200, answer.text
+            victim = answer.json()["worker"]
+            assert victim.endswith(f"-{port}")  # its only instances are there
+
+            suite.procs["planner"].kill()
+            suite.procs["planner"].wait(timeout=30)
+            suite.procs["executor"].kill()
+            suite.procs["executor"].wait(timeout=30)
+            # Declared by the scheduler (its push connection dropped; a query sent meanwhile is
+            # answered by an instance it cold-loads elsewhere), heard by no planner.
+            wait_for(lambda: declared(store, victim), what="the failure declared", timeout_s=30)
+
+            suite.restart("planner")
+            suite.wait_healthy(("planner",))
+            events = wait_for(lambda: seen(running, "orchard", "upgraded"), what="failover", timeout_s=90)
+            decided = find(events, "orchard", "progressive_failover", "decided")
+            assert decided is not None and decided["reason"].startswith(f"{victim} failed")
+            assert "found on taking the lead" in decided["reason"]
+            assert not decided["worker"].endswith(f"-{port}")
+            recorded = running.admin.get("/v1/events", params={"kind": "failure", "limit": 1000}).json()
+            assert any(e["worker"] == victim and e["action"] == "declared" for e in recorded["events"]), (
+                recorded
+            )
+            after = client.post("/v1/apps/orchard/infer", json=body())
+            assert after.status_code == 200, after.text
+            assert after.json()["worker"] != victim
+    finally:
+        store.close()

@@ -6,6 +6,9 @@ worker fails.
   snapshot") through `declare_failure`, as any detector does, which a worker that left on purpose is not.
   A notice this loop did not hear (its subscription lost, taken again) is found with the declaration
   (`declared_notices`): at once on subscribing again, else when the worker leaves the snapshot.
+  Only the leader acts on notices; each failover done is marked in Redis (`mark_failed_over`), and a
+  planner taking the lead fails over every declared worker not marked (`all_declared`): one
+  declared while no planner led, or whose leader died before failing it over.
   Each (worker, incarnation) is handled once.
 - On a failure, per app that the worker served: still served elsewhere → nothing to do; served by its warm
   backup → the backup is now its primary (warm failover); else it is failed over progressively
@@ -34,7 +37,15 @@ import redis.asyncio as aioredis
 from infaas.clients.executor import ExecutorClient
 from infaas.clients.registry import AsyncRegistryClient
 from infaas.data import failover_marks, store
-from infaas.data.failures import FAILURES_CHANNEL, FailureNotice, declare_failure, declared_notices
+from infaas.data.failures import (
+    FAILURES_CHANNEL,
+    FailureNotice,
+    all_declared,
+    declare_failure,
+    declared_notices,
+    mark_failed_over,
+    not_failed_over,
+)
 from infaas.data.registry_version import Read, read_version, reread
 from infaas.data.subscription import keep_subscribed
 from infaas.policy.failure_detection import unseen_for_ttl
@@ -94,6 +105,7 @@ class Failover:
         self.down: set[str] = set()  # workers handled as failed and not seen live since
         self.heartbeat_at: dict[str, float] = {}  # worker → its last heartbeat this loop saw (wall clock)
         self.reachable_since = 0.0  # when this loop's reads last came back after failing (wall clock)
+        self.term = 0  # the lock's `terms` as of the last tick: a tick that finds it moved takes over
         self._failing = False
         self.terms: dict[str, Read[policy.AppTerms]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -157,7 +169,7 @@ class Failover:
             if ready is not None:
                 ready.set()
             if n > 1:
-                await self._catch_up("published while this planner's subscription was lost")
+                await self._catch_up("its notice published while this planner's subscription was lost")
 
         await keep_subscribed(
             self.redis, [FAILURES_CHANNEL], self._on_notice, what="failover", on_subscribed=subscribed
@@ -178,18 +190,28 @@ class Failover:
         seen = {w: inc for w, inc in self.incarnations.items() if workers is None or w in workers}
         if not seen or not await self.lock.hold():
             return
-        for notice in await declared_notices(self.redis, seen):
+        await self._fail_over_late(await declared_notices(self.redis, seen), why)
+
+    async def _fail_over_late(
+        self, notices: list[FailureNotice], why: str, beats: dict[str, float] | None = None
+    ) -> None:
+        """Fail over each of `notices` that neither this loop handled nor another planner failed over,
+        unless its worker heartbeat after the declaration (here, or in `beats`): a false alarm's
+        worker, or one restarted since."""
+        for notice in await not_failed_over(self.redis, notices):
             key = (notice.worker, notice.incarnation)
-            if key in self.handled or notice.detected_at <= self.heartbeat_at.get(notice.worker, 0.0):
+            last = max(self.heartbeat_at.get(notice.worker, 0.0), (beats or {}).get(notice.worker, 0.0))
+            if key in self.handled or notice.detected_at <= last:
                 continue
-            log.warning("failing over %s, whose failure notice was %s", notice.worker, why)
+            log.warning("failing over %s late: %s", notice.worker, why)
             try:
-                await self.fail_over(notice)
+                await self.fail_over(notice, late=why)
             except Exception as exc:  # an event, and `unfinished` for the next tick: the others go on
                 log.warning("failing over %s stopped: %s", notice.worker, exc)
 
-    async def fail_over(self, notice: FailureNotice) -> None:
-        """Fail over what `notice.worker` served, once per (worker, incarnation)."""
+    async def fail_over(self, notice: FailureNotice, *, late: str = "") -> None:
+        """Fail over what `notice.worker` served, once per (worker, incarnation); `late` says why the
+        notice is acted on only now, in the events."""
         key = (notice.worker, notice.incarnation)
         if key in self.handled:
             return
@@ -202,15 +224,19 @@ class Failover:
             served = set(notice.instances) | self.known.pop(notice.worker, set())
             notice = replace(notice, instances=tuple(sorted(served)))
             try:
-                await self._fail_over(notice)
+                await self._fail_over(notice, late)
             except Exception as exc:  # Redis or the registry away: what it did not reach is tried again
                 self.handled.discard(key)
                 self.unfinished[key] = notice
                 why = f"{notice.worker} failed ({notice.reason}); failing over stopped: {exc}"
                 await self._event("failover", "failed", f"{why}; tried again at the next tick", "")
                 raise
+            try:
+                await mark_failed_over(self.redis, notice, self.lock.owner)
+            except Exception as exc:  # a planner taking the lead meanwhile would look at it again
+                log.warning("marking %s failed over failed: %s", notice.worker, exc)
 
-    async def _fail_over(self, notice: FailureNotice) -> None:
+    async def _fail_over(self, notice: FailureNotice, late: str = "") -> None:
         view = await self._view(without=notice.worker)
         lost = set(notice.instances)
         for app, (vid, worker) in list(self.backups.items()):
@@ -222,6 +248,8 @@ class Failover:
         cold: list[policy.Family] = []
         serving = {(i.variant_id, i.worker_id) for i in view.instances if i.state in USABLE_STATES}
         why = f"{notice.worker} failed ({notice.reason}, declared by {notice.detector})"
+        if late:
+            why += f"; acted on late: {late}"
         for family in families:
             failed = sorted(lost & family.members)
             if not failed:
@@ -332,6 +360,10 @@ class Failover:
         for worker, at in view.beats.items():
             if at >= view.now - self.heartbeat_ttl_s:
                 self.heartbeat_at[worker] = at
+        if self.term != self.lock.terms:  # the lead taken: what no planner failed over meanwhile is ours
+            taken = "its notice acted on by no planner (found on taking the lead)"
+            await self._fail_over_late(await all_declared(self.redis), taken, view.beats)
+            self.term = self.lock.terms
         live = {w.id for w in view.workers}
         gone_now = sorted(
             w
@@ -357,7 +389,7 @@ class Failover:
                 log.info("%s left the snapshot: already declared, or it left on purpose", gone)
                 unheard.add(gone)
         if unheard:  # declared by another detector, and its notice never reached `listen`?
-            await self._catch_up("not heard (found with the declaration)", unheard)
+            await self._catch_up("its notice not heard (found with the declaration)", unheard)
         for key, notice in list(self.unfinished.items()):
             del self.unfinished[key]
             # Not when it is back (a restart: what it served is the autoscaler's again), nor when a

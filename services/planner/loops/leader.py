@@ -55,6 +55,9 @@ class LeaderLock:
         self.fresh_s = min(0.9, lease_s / 5) if fresh_s is None else fresh_s
         self.clock = clock
         self.held = False  # as of this process's last call: which command to try first
+        # Times this process took the lease (not renewed it): a loop that saw it change since it
+        # last looked may have missed what happened while another planner, or none, held it.
+        self.terms = 0
         self._held_at = -math.inf  # clock() when the last ask that found it held began
         # The loops sharing a lease start together and tick at the same interval, so they often ask
         # at once: the first one's round trip answers them all.
@@ -94,6 +97,7 @@ class LeaderLock:
         self.held = taken
         if taken:
             self._held_at = started
+            self.terms += 1
         return taken
 
     async def release(self) -> None:

@@ -1,7 +1,8 @@
 """The failover loop's hearing of failure notices, against a real Redis: its subscription is taken again
 after a loss, and a worker declared failed while it was not listening is failed over all the same —
-found with the declaration, at once on subscribing again, or when the worker leaves the snapshot. A false
-alarm's worker and one that left on purpose are not."""
+found with the declaration, at once on subscribing again, when the worker leaves the snapshot, or, when
+no planner led at the time, by the planner that takes the lead. A false alarm's worker, one that left on
+purpose and one restarted since are not."""
 
 from __future__ import annotations
 
@@ -31,16 +32,18 @@ class HeardFailover(Failover):
     """The real loop, noting each failure it fails over instead of carrying it out (which needs a
     registry and executors: the e2e failover tests do that on real processes)."""
 
-    def __init__(self, redis: aioredis.Redis) -> None:
-        lock = LeaderLock(redis, key=f"infaas:test:leader:{uuid.uuid4().hex}", fresh_s=0)
+    def __init__(self, redis: aioredis.Redis, lease: str = "") -> None:
+        lock = LeaderLock(redis, key=lease or f"infaas:test:leader:{uuid.uuid4().hex}", fresh_s=0)
         none: Any = None
         super().__init__(
             redis=redis, lock=lock, registry=none, executors=none, events=none, heartbeat_ttl_s=TTL_S
         )
         self.heard: list[FailureNotice] = []
+        self.late: list[str] = []  # why each was acted on late ("" when heard)
 
-    async def _fail_over(self, notice: FailureNotice) -> None:
+    async def _fail_over(self, notice: FailureNotice, late: str = "") -> None:
         self.heard.append(notice)
+        self.late.append(late)
 
 
 @dataclass
@@ -154,14 +157,57 @@ async def test_a_worker_declared_unheard_is_failed_over_when_it_leaves_the_snaps
     assert names(failover) == ["t-declared"]
 
 
+async def test_what_was_declared_while_no_planner_led_is_failed_over_by_the_one_taking_the_lead(
+    link: Link,
+) -> None:
+    r, sync = link.r, link.sync
+    lease = f"infaas:test:leader:{uuid.uuid4().hex}"
+    first, second = HeardFailover(r, lease), HeardFailover(r, lease)
+    for worker in ("t-done", "t-orphan", "t-restarted", "t-revived"):
+        await beat(r, worker, "i1", time.time())
+    await first.tick()  # it leads
+    await second.tick()  # it follows: acts on nothing
+    assert first.lock.held and not second.lock.held and first.term == 1
+    done = await declare_failure(r, notice("t-done"))
+    assert done is not None
+    await first.fail_over(done)  # heard and failed over by the leader
+    assert sync.get(claim_key("t-done", "i1", "failed-over")) == first.lock.owner.encode()
+
+    sync.set(lease, b"a-planner-that-died")  # its lease not lapsed yet: no planner leads
+    heard_by_follower = await declare_failure(r, notice("t-orphan", detector="provider"))
+    assert heard_by_follower is not None
+    await second._on_notice(b"infaas:failures", heard_by_follower.encode())
+    assert second.heard == []  # a follower does not act on it
+    assert await declare_failure(r, notice("t-restarted")) is not None
+    await beat(r, "t-restarted", "i2", time.time() + 0.01)  # back since, a new incarnation
+    assert await declare_failure(r, notice("t-revived")) is not None
+    await r.delete(claim_key("t-revived", "i1"))  # heard pulsing again: a false alarm
+    sync.set(claim_key("t-garbage", "i9"), b"{not a notice")  # whoever can write the store
+
+    assert not await second.lock.hold()
+    sync.delete(lease)  # lapsed
+    await second.tick()  # takes the lead
+    assert second.lock.held and names(second) == ["t-orphan"]
+    assert second.heard[0].instances == heard_by_follower.instances
+    assert second.heard[0].detector == "provider"
+    assert "taking the lead" in second.late[0]
+    assert sync.get(claim_key("t-orphan", "i1", "failed-over")) == second.lock.owner.encode()
+    await second.tick()
+    assert names(second) == ["t-orphan"]  # once
+
+    await second.lock.release()
+    await first.tick()  # leads again: both were failed over, by it and by the other
+    assert first.term == 2 and names(first) == ["t-done"]
+
+
 class FlakyFailover(HeardFailover):
     """Its first failover stops on an error, as one does when Redis or the registry is briefly away."""
 
-    async def _fail_over(self, notice: FailureNotice) -> None:
+    async def _fail_over(self, notice: FailureNotice, late: str = "") -> None:
         if not self.heard and not getattr(self, "stopped", False):
             self.stopped = True
             raise ConnectionError("the registry is away")
-        await super()._fail_over(notice)
+        await super()._fail_over(notice, late)
 
 
 async def test_a_failover_an_error_stopped_is_tried_again_at_the_next_tick(
@@ -217,3 +263,22 @@ async def test_the_failure_watch_records_what_was_declared_while_its_subscriptio
         assert watch.declared == {"t-watched": "i5"}  # its pulses from now on would be a false alarm
     finally:
         await watch.stop()
+
+
+async def test_a_failure_watch_records_what_was_declared_before_it_started_once(link: Link) -> None:
+    r, sync = link.r, link.sync
+    await beat(r, "t-before", "i6", time.time())
+    assert await declare_failure(r, notice("t-before", detector="provider")) is not None
+    first, second = (FailureWatch(r, None, interval_s=0, misses=2) for _ in range(2))
+    link.gate.set()  # two watches on one client: the second's subscription is not held back
+    await first.start()
+    try:
+        assert [n.worker for n in first.notices] == ["t-before"]
+        assert first.declared == {"t-before": "i6"}  # its pulses from now on would be a false alarm
+        assert sync.get(claim_key("t-before", "i6", "recorded")) == first.me.encode()
+        await second.start()
+        assert [n.worker for n in second.notices] == ["t-before"]
+        assert sync.get(claim_key("t-before", "i6", "recorded")) == first.me.encode()  # recorded once
+    finally:
+        await first.stop()
+        await second.stop()
