@@ -108,7 +108,8 @@ class Failover:
         self.term = 0  # the lock's `terms` as of the last tick: a tick that finds it moved takes over
         self._failing = False
         self.terms: dict[str, Read[policy.AppTerms]] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[None]] = set()  # recoveries under way
+        self.marking: set[asyncio.Task[None]] = set()  # failovers to mark once their recoveries end
         self.lock_failover = asyncio.Lock()  # one failure handled at a time: each plans over the last's
         self.failovers = 0  # failovers begun, ever: a tick's first read is stale once this moved
 
@@ -223,6 +224,7 @@ class Failover:
             # `known`.
             served = set(notice.instances) | self.known.pop(notice.worker, set())
             notice = replace(notice, instances=tuple(sorted(served)))
+            before = set(self.tasks)
             try:
                 await self._fail_over(notice, late)
             except Exception as exc:  # Redis or the registry away: what it did not reach is tried again
@@ -231,10 +233,23 @@ class Failover:
                 why = f"{notice.worker} failed ({notice.reason}); failing over stopped: {exc}"
                 await self._event("failover", "failed", f"{why}; tried again at the next tick", "")
                 raise
-            try:
-                await mark_failed_over(self.redis, notice, self.lock.owner)
-            except Exception as exc:  # a planner taking the lead meanwhile would look at it again
-                log.warning("marking %s failed over failed: %s", notice.worker, exc)
+            recovering = self.tasks - before
+        # Marked once its recoveries have ended: should this planner die while they load, the one
+        # taking the lead fails it over again (over what was loaded by then).
+        marking = asyncio.create_task(self._mark(notice, recovering), name=f"failed-over:{notice.worker}")
+        self.marking.add(marking)
+        marking.add_done_callback(self.marking.discard)
+        if not recovering:
+            await marking
+
+    async def _mark(self, notice: FailureNotice, recovering: set[asyncio.Task[None]]) -> None:
+        ended = await asyncio.gather(*recovering, return_exceptions=True)
+        if any(isinstance(e, asyncio.CancelledError) for e in ended):
+            return  # stopped with this planner: left to the next leader
+        try:
+            await mark_failed_over(self.redis, notice, self.lock.owner)
+        except Exception as exc:  # a planner taking the lead meanwhile would look at it again
+            log.warning("marking %s failed over failed: %s", notice.worker, exc)
 
     async def _fail_over(self, notice: FailureNotice, late: str = "") -> None:
         view = await self._view(without=notice.worker)
@@ -467,8 +482,8 @@ class Failover:
                 await failover_marks.unmark(self.redis, vid)
 
     async def settle(self) -> None:
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.tasks or self.marking:
+            await asyncio.gather(*self.tasks, *self.marking, return_exceptions=True)
 
     async def _event(
         self, action: str, outcome: Any, reason: str, app: str,

@@ -167,7 +167,7 @@ async def start_autoscaling(
         if settings.pipeline_tune_interval_s > 0:  # loads and drains the tuner has under way
             await stop_tasks(*app.state.pipeline_tuner.busy.values())
         if settings.failover_interval_s > 0:
-            await stop_tasks(*app.state.failover.tasks)
+            await stop_tasks(*app.state.failover.tasks, *app.state.failover.marking)
         await retirement.stop()  # drains not yet due: the instances stay
         await lock.release()
         if provider is not None:

@@ -282,3 +282,56 @@ async def test_a_failure_watch_records_what_was_declared_before_it_started_once(
     finally:
         await first.stop()
         await second.stop()
+
+
+class LoadingFailover(HeardFailover):
+    """Its failovers start a recovery that ends once `loaded` is set, as a cold load does."""
+
+    def __init__(self, redis: aioredis.Redis, lease: str = "") -> None:
+        super().__init__(redis, lease)
+        self.loaded = asyncio.Event()
+
+    async def _fail_over(self, notice: FailureNotice, late: str = "") -> None:
+        await super()._fail_over(notice, late)
+
+        async def load() -> None:
+            await self.loaded.wait()
+
+        task = asyncio.create_task(load())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+
+async def test_a_failover_is_marked_done_once_its_recoveries_end_and_not_when_they_were_stopped(
+    link: Link,
+) -> None:
+    r, sync = link.r, link.sync
+    lease = f"infaas:test:leader:{uuid.uuid4().hex}"
+    failover = LoadingFailover(r, lease)
+    for worker in ("t-loading", "t-stopped"):
+        await beat(r, worker, "i4", time.time())
+    await failover.tick()
+    declared = await declare_failure(r, notice("t-loading"))
+    assert declared is not None
+    await failover.fail_over(declared)
+    await asyncio.sleep(0.05)
+    assert sync.get(claim_key("t-loading", "i4", "failed-over")) is None  # still loading
+    failover.loaded.set()
+    await failover.settle()
+    assert sync.get(claim_key("t-loading", "i4", "failed-over")) == failover.lock.owner.encode()
+
+    # The planner stops while loading (as `startup.stop` stops it): the failover is left unmarked, and
+    # the planner that leads next fails it over again.
+    failover.loaded = asyncio.Event()
+    declared = await declare_failure(r, notice("t-stopped"))
+    assert declared is not None
+    await failover.fail_over(declared)
+    (recovering,), (marking,) = failover.tasks, failover.marking
+    recovering.cancel()
+    await asyncio.gather(recovering, marking, return_exceptions=True)
+    assert not marking.cancelled()  # it saw the recovery stopped, and did not mark
+    assert sync.get(claim_key("t-stopped", "i4", "failed-over")) is None
+    await failover.lock.release()
+    successor = HeardFailover(r, lease)
+    await successor.tick()
+    assert names(successor) == ["t-stopped"]
