@@ -112,9 +112,12 @@ async def declared_notices(redis: aioredis.Redis, incarnations: dict[str, str]) 
     among them."""
     if not incarnations:
         return []
-    raws = await redis.mget([claim_key(w, inc) for w, inc in incarnations.items()])
-    notices = [FailureNotice.parse(raw) for raw in raws if raw]
-    return [n for n in notices if n is not None]
+    return _notices(await redis.mget([claim_key(w, inc) for w, inc in incarnations.items()]))
+
+
+def _notices(raws: list[bytes | str | None]) -> list[FailureNotice]:
+    """The notices among claims read back (gone: None; a claim that declared nothing: not a notice)."""
+    return [n for raw in raws if raw and (n := FailureNotice.parse(raw)) is not None]
 
 
 async def all_declared(redis: aioredis.Redis) -> list[FailureNotice]:
@@ -124,8 +127,7 @@ async def all_declared(redis: aioredis.Redis) -> list[FailureNotice]:
     keys = [key async for key in redis.scan_iter(match=claim_key("*", "*"), count=1000)]
     notices: list[FailureNotice] = []
     for start in range(0, len(keys), 500):
-        raws = await redis.mget(keys[start : start + 500])
-        notices += [n for raw in raws if raw and (n := FailureNotice.parse(raw)) is not None]
+        notices += _notices(await redis.mget(keys[start : start + 500]))
     return notices
 
 

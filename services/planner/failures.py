@@ -228,13 +228,13 @@ class FailureWatch:
         )
 
     async def _on_subscribed(self, n: int) -> None:
+        self._subscribed.set()  # first: `start` does not wait on the records below (the database's)
         if n == 1:  # declared while no planner was there to hear it (each is recorded once)
             try:
                 for notice in await all_declared(self.redis):
                     await self.on_notice(notice)
-            except Exception as exc:  # recording is not worth holding the watch's start for
+            except Exception as exc:  # the next start looks again; detection goes on meanwhile
                 log.warning("recording the failures declared before this watch started failed: %s", exc)
-        self._subscribed.set()
         if n > 1:  # the notices published while the subscription was away: recorded all the same
             for notice in await declared_notices(self.redis, dict(self.incarnations)):
                 await self.on_notice(notice)

@@ -105,7 +105,7 @@ class Failover:
         self.down: set[str] = set()  # workers handled as failed and not seen live since
         self.heartbeat_at: dict[str, float] = {}  # worker → its last heartbeat this loop saw (wall clock)
         self.reachable_since = 0.0  # when this loop's reads last came back after failing (wall clock)
-        self.term = 0  # the lock's `terms` as of the last tick: a tick that finds it moved takes over
+        self.leads_seen = 0  # the lock's `terms` as of the last tick: a tick that finds it moved takes over
         self._failing = False
         self.terms: dict[str, Read[policy.AppTerms]] = {}
         self.tasks: set[asyncio.Task[None]] = set()  # recoveries under way
@@ -234,13 +234,14 @@ class Failover:
                 await self._event("failover", "failed", f"{why}; tried again at the next tick", "")
                 raise
             recovering = self.tasks - before
+        if not recovering:
+            await self._mark(notice, recovering)
+            return
         # Marked once its recoveries have ended: should this planner die while they load, the one
         # taking the lead fails it over again (over what was loaded by then).
         marking = asyncio.create_task(self._mark(notice, recovering), name=f"failed-over:{notice.worker}")
         self.marking.add(marking)
         marking.add_done_callback(self.marking.discard)
-        if not recovering:
-            await marking
 
     async def _mark(self, notice: FailureNotice, recovering: set[asyncio.Task[None]]) -> None:
         ended = await asyncio.gather(*recovering, return_exceptions=True)
@@ -375,10 +376,10 @@ class Failover:
         for worker, at in view.beats.items():
             if at >= view.now - self.heartbeat_ttl_s:
                 self.heartbeat_at[worker] = at
-        if self.term != self.lock.terms:  # the lead taken: what no planner failed over meanwhile is ours
+        if self.leads_seen != self.lock.terms:  # the lead taken: what no planner failed over is ours
             taken = "its notice acted on by no planner (found on taking the lead)"
             await self._fail_over_late(await all_declared(self.redis), taken, view.beats)
-            self.term = self.lock.terms
+            self.leads_seen = self.lock.terms
         live = {w.id for w in view.workers}
         gone_now = sorted(
             w
