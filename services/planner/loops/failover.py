@@ -15,8 +15,8 @@ worker fails.
   (`policies/failover.py`, Algorithm 1): its smallest variant loads first, then the chosen one, which
   replaces it. Answers from a variant other than the failed one carry `failover` (`failover_marks`).
 - Every tick (`failover_interval_s`, leader only): warm backups re-planned by the proactive ILP
-  (`policies/backups.py`), loads of new ones, unloads of those no longer planned, and marks cleared once
-  the failed variant serves again.
+  (`policies/backups.py`; kept by `failover_backups.WarmBackups`), loads of new ones, unloads of those
+  no longer planned, and marks cleared once the failed variant serves again.
 Each step is an event (kind `failover`) with its reason. Backups are kept out of the model autoscaler's
 view (`ModelAutoscaler.reserved`), and the models being failed over out of its plans (`busy`).
 """
@@ -27,8 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -46,35 +45,19 @@ from infaas.data.failures import (
     mark_failed_over,
     not_failed_over,
 )
-from infaas.data.registry_version import Read, read_version, reread
 from infaas.data.subscription import keep_subscribed
 from infaas.policy.failure_detection import unseen_for_ttl
-from infaas.policy.selection import USABLE_STATES, InstanceView, WorkerView
-from infaas.schemas.variants import VariantProfile
+from infaas.policy.selection import USABLE_STATES
 from services.planner.event_log import EventLog
 from services.planner.loops.cluster import ClusterReader
+from services.planner.loops.failover_backups import View, WarmBackups
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import ModelAutoscaler
-from services.planner.loops.observe import Demand, LoadMeter
+from services.planner.loops.observe import LoadMeter
 from services.planner.policies import backups as policy
 from services.planner.policies.failover import Recovery, progressive
 
 log = logging.getLogger("infaas.planner")
-
-BACKUPS_KEY = store.P + "planner:backups"
-"""hash: app → JSON [variant, worker] of its warm backup (the planner's, rebuilt by the next plan)."""
-
-
-@dataclass(frozen=True)
-class View:
-    now: float
-    variants: dict[str, VariantProfile]
-    workers: tuple[WorkerView, ...]
-    instances: tuple[InstanceView, ...]
-    draining: frozenset[str]
-    demand: dict[str, Demand]
-    beats: dict[str, float]  # every worker the heartbeat index lists -> its last heartbeat
-    marks: dict[bytes, bytes]  # the failover marks as stored (`failover_marks.SERVING_KEY`)
 
 
 class Failover:
@@ -92,12 +75,15 @@ class Failover:
         clock: Callable[[], float] = time.time,
         terms_ttl_s: float = 5.0,
     ) -> None:
-        self.redis, self.lock, self.registry = redis, lock, registry
+        self.redis, self.lock = redis, lock
         self.executors, self.events, self.scaler, self.clock = executors, events, scaler, clock
-        self.heartbeat_ttl_s, self.alpha, self.terms_ttl_s = heartbeat_ttl_s, alpha, terms_ttl_s
+        self.heartbeat_ttl_s = heartbeat_ttl_s
+        self.warm = WarmBackups(
+            redis=redis, registry=registry, executors=executors, event=self._event, alpha=alpha,
+            scaler=scaler, terms_ttl_s=terms_ttl_s,
+        )  # fmt: skip
         self.meter = LoadMeter()
         self.cluster = ClusterReader(ttl_s=heartbeat_ttl_s, rows=False, marks=True)  # one round trip a look
-        self.backups: dict[str, tuple[str, str]] = {}
         self.known: dict[str, set[str]] = {}  # worker → variants, as of the last look
         self.handled: set[tuple[str, str]] = set()
         self.incarnations: dict[str, str] = {}  # worker → its incarnation, as of the last look
@@ -107,7 +93,6 @@ class Failover:
         self.reachable_since = 0.0  # when this loop's reads last came back after failing (wall clock)
         self.leads_seen = 0  # the lock's `terms` as of the last tick: a tick that finds it moved takes over
         self._failing = False
-        self.terms: dict[str, Read[policy.AppTerms]] = {}
         self.tasks: set[asyncio.Task[None]] = set()  # recoveries under way
         self.marking: set[asyncio.Task[None]] = set()  # failovers to mark once their recoveries end
         self.lock_failover = asyncio.Lock()  # one failure handled at a time: each plans over the last's
@@ -124,40 +109,6 @@ class Failover:
         demand = self.meter.demand_of(read.demand)
         return View(
             read.now, read.variants, workers, instances, read.draining, demand, read.beats, read.marks
-        )
-
-    async def _terms(self, apps: set[str]) -> dict[str, policy.AppTerms]:
-        """Each app's terms, looked at every `terms_ttl_s`: renewed on an unchanged registry version
-        token (`reread`), read from the registry otherwise."""
-        now = time.monotonic()
-        for app in apps:
-            hit = self.terms.get(app)
-            if hit is None or now - hit.checked_at > self.terms_ttl_s:
-                try:
-                    hit = await reread(hit, partial(self._read_terms, app), token=self._token, now=now)
-                except Exception as exc:  # registry away: plan on what was read last
-                    log.warning("reading app %s failed: %s", app, exc)
-                    hit = Read(hit.value if hit is not None else policy.AppTerms(), None, now, now)
-                self.terms[app] = hit
-        return {app: self.terms[app].value for app in apps}
-
-    async def _read_terms(self, app: str) -> policy.AppTerms:
-        info = await self.registry.app(app)
-        return policy.AppTerms(
-            critical=info.criticality == "critical",
-            lossy=info.lossy,
-            min_accuracy=info.default_min_accuracy,
-            slo_ms=info.default_latency_ms,
-        )
-
-    async def _token(self) -> str | None:
-        return await read_version(self.redis)
-
-    async def _families(self, view: View) -> list[policy.Family]:
-        terms = await self._terms({v.app for v in view.variants.values()})
-        rates = {m: d.rows_qps for m, d in view.demand.items()}
-        return policy.families(
-            view.variants.values(), view.instances, terms, rates, backups=self.backups.values()
         )
 
     # --- failures --------------------------------------------------------------------------------
@@ -255,12 +206,8 @@ class Failover:
     async def _fail_over(self, notice: FailureNotice, late: str = "") -> None:
         view = await self._view(without=notice.worker)
         lost = set(notice.instances)
-        for app, (vid, worker) in list(self.backups.items()):
-            if worker == notice.worker:
-                del self.backups[app]
-                await self.redis.hdel(BACKUPS_KEY, app)
-                await self._event("backup_lost", "done", f"its warm backup {vid} was on failed {worker}", app)
-        families = await self._families(view)
+        await self.warm.lost_with(notice.worker)
+        families = await self.warm.families(view)
         cold: list[policy.Family] = []
         serving = {(i.variant_id, i.worker_id) for i in view.instances if i.state in USABLE_STATES}
         why = f"{notice.worker} failed ({notice.reason}, declared by {notice.detector})"
@@ -270,11 +217,9 @@ class Failover:
             failed = sorted(lost & family.members)
             if not failed:
                 continue
-            backup = self.backups.get(family.app)
+            backup = self.warm.backups.get(family.app)
             if backup is not None and backup in serving:
-                del self.backups[family.app]  # promoted: the next plan backs it up anew
-                await self.redis.hdel(BACKUPS_KEY, family.app)
-                self._reserve()  # the model autoscaler sees it as capacity from its next tick
+                await self.warm.promote(family.app)
                 reason = f"{why}: now served by its warm backup {backup[0]} on {backup[1]}"
                 if backup[0] not in failed:
                     await failover_marks.mark(
@@ -427,50 +372,8 @@ class Failover:
             self.down -= set(self.known)
             self.heartbeat_at = {w: at for w, at in self.heartbeat_at.items() if w in self.known}
             self.handled = {(w, inc) for w, inc in self.handled if w not in self.known}
-            await self._plan_backups(view)
+            await self.warm.plan(view)
             await self._clear_marks(view)
-
-    async def _plan_backups(self, view: View) -> None:
-        families = await self._families(view)
-        hosted = {(i.variant_id, i.worker_id) for i in view.instances}
-        current = {app: pair for app, pair in self.backups.items() if pair in hosted}
-        rooms = policy.rooms(
-            view.workers, view.instances, view.variants, draining=view.draining, give_back=current.values()
-        )
-        plan = policy.place_warm(families, rooms, alpha=self.alpha, current=current)
-        planned = {b.app: (b.variant, b.worker) for b in plan.backups}
-        urls = {w.id: w.url for w in view.workers}
-        for b in plan.backups:
-            if current.get(b.app) == (b.variant, b.worker):
-                continue
-            try:
-                if (b.variant, b.worker) not in hosted:
-                    await self.executors.load(urls[b.worker], b.variant)
-            except Exception as exc:
-                await self._event(
-                    "warm_backup", "failed", f"{b.reason} — load failed: {exc}", b.app, b.variant
-                )
-                continue
-            self.backups[b.app] = (b.variant, b.worker)
-            await self.redis.hset(BACKUPS_KEY, b.app, orjson.dumps([b.variant, b.worker]))
-            await self._event("warm_backup", "done", b.reason, b.app, b.variant, b.worker)
-        orphaned = {f.app for f in families if not f.primaries}
-        for app, (vid, worker) in list(self.backups.items()):
-            if planned.get(app) == (vid, worker):
-                continue
-            if app in orphaned and (vid, worker) in hosted:
-                continue  # its primaries are gone: a failure, whose failover promotes this backup
-            del self.backups[app]
-            await self.redis.hdel(BACKUPS_KEY, app)
-            if (vid, worker) in hosted and worker in urls and (vid, worker) not in planned.values():
-                await self.executors.drain_instance(urls[worker], vid)
-            why = plan.unplaced.get(app, "the ILP placed a better backup")
-            await self._event("warm_backup_removed", "done", why, app, vid, worker)
-        self._reserve()
-
-    def _reserve(self) -> None:
-        if self.scaler is not None:
-            self.scaler.reserved = {(w, v) for v, w in self.backups.values()}
 
     async def _clear_marks(self, view: View) -> None:
         raw = view.marks  # read with the view, in its round trip
