@@ -7,8 +7,8 @@ from __future__ import annotations
 import logging
 
 from infaas.clients.registry import RegistryClient
-from infaas.core.config import Settings
 from infaas.core.errors import Conflict
+from infaas.core.settings.profiler import ProfilerSettings
 from infaas.data.artifacts import ArtifactStore
 from infaas.runtimes.onnx_torch import UnsupportedGraph
 from infaas.schemas.parity import ParityReport
@@ -26,7 +26,7 @@ def train_for_model(
     *,
     registry: RegistryClient,
     artifacts: ArtifactStore,
-    settings: Settings,
+    settings: ProfilerSettings,
 ) -> ParityReport:
     """Train model `model_id`'s parity model for groups of `k` (training `generation`) and report it.
     A graph the trainer cannot run ends as `failed`, said why; a training superseded by a newer one

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from infaas.clients.registry import RegistryClient
-from infaas.core.config import Settings
 from infaas.core.costs import cost_per_query
+from infaas.core.settings.profiler import ProfilerSettings
 from infaas.data.artifacts import ArtifactStore
 from infaas.runtimes.engines import Runtime, make_runtime, padded_batch
 from infaas.runtimes.hardware import usable_cores
@@ -64,7 +64,7 @@ def thread_counts(configured: list[int], cores: int) -> list[int]:
 
 
 def expand(
-    model: str, candidate: Candidate, digest: str, settings: Settings, cores: int
+    model: str, candidate: Candidate, digest: str, settings: ProfilerSettings, cores: int
 ) -> list[VariantReport]:
     """The max-batch × threads dimensions of one candidate (threads only matter on the CPU)."""
     threads = thread_counts(settings.profile_threads, cores) if candidate.hardware == "cpu" else [1]
@@ -99,7 +99,7 @@ def generate(
     model: ModelInternal,
     signature: Signature,
     artifacts: ArtifactStore,
-    settings: Settings,
+    settings: ProfilerSettings,
     inputs: dict[str, np.ndarray],
 ) -> tuple[list[VariantReport], list[str]]:
     """Every variant the registered generators make; generator failures are returned as notes."""
@@ -139,7 +139,7 @@ def profile_model(
     *,
     registry: RegistryClient,
     artifacts: ArtifactStore,
-    settings: Settings,
+    settings: ProfilerSettings,
     live_kinds: Callable[[], set[str]],
     dispatch: Dispatch,
     attempt: int | None = None,
@@ -191,7 +191,7 @@ def profile_variants(
     *,
     registry: RegistryClient,
     artifacts: ArtifactStore,
-    settings: Settings,
+    settings: ProfilerSettings,
     attempt: int | None = None,
 ) -> list[VariantReport]:
     """Measure a model's variants of one hardware kind on a worker that has it."""
@@ -219,7 +219,7 @@ def measure(
     *,
     registry: RegistryClient,
     artifacts: ArtifactStore,
-    settings: Settings,
+    settings: ProfilerSettings,
     inputs: dict[str, np.ndarray],
     labels: np.ndarray,
     attempt: int | None = None,
@@ -331,7 +331,10 @@ def _at_padded_size(
 
 
 def _profiled(
-    v: VariantReport, m: SessionMeasurement, settings: Settings, memory: MemoryMeasurement | None = None
+    v: VariantReport,
+    m: SessionMeasurement,
+    settings: ProfilerSettings,
+    memory: MemoryMeasurement | None = None,
 ) -> VariantReport:
     points = tuple(p for p in m.latencies if p.batch <= v.max_batch)
     by_batch = memory.by_batch if memory is not None else {}

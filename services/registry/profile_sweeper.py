@@ -25,7 +25,7 @@ import redis.asyncio as aioredis
 from sqlalchemy.orm import Session, sessionmaker
 
 from infaas.clients.profiler import live_leases
-from infaas.core.config import Settings
+from infaas.core.settings.registry import RegistrySettings
 from infaas.data.db import ModelRow
 from infaas.data.events import event_row
 from infaas.data.registry_version import read_version
@@ -42,7 +42,7 @@ FULL_PASS_EVERY_S = 30.0
 (a registry killed between the two) in a replica that did not restart."""
 
 
-def recovery_config(settings: Settings) -> RecoveryConfig:
+def recovery_config(settings: RegistrySettings) -> RecoveryConfig:
     return RecoveryConfig(
         grace_s=settings.profile_lease_grace_s,
         queued_max_s=settings.profile_queued_max_s,

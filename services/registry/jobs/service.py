@@ -20,8 +20,8 @@ import numpy as np
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from infaas.core.config import Settings
 from infaas.core.errors import Conflict, InvalidInput, NotFound
+from infaas.core.settings.jobs import JobsSettings
 from infaas.data.artifacts import ArtifactStore
 from infaas.data.db import AppRow, JobChunkRow, JobRow, ModelRow, utcnow
 from infaas.jobs.protocol import npz_bytes, read_npz
@@ -183,7 +183,12 @@ def _job_and_chunk(
 
 
 def chunk_done(
-    session: Session, artifacts: ArtifactStore, settings: Settings, job_id: str, index: int, body: ChunkDone
+    session: Session,
+    artifacts: ArtifactStore,
+    settings: JobsSettings,
+    job_id: str,
+    index: int,
+    body: ChunkDone,
 ) -> ChunkDoneResult:
     """Record a chunk's output once. The job row is locked, so concurrent completions of its chunks
     serialize and exactly one of them sees the last chunk done and assembles the output."""
@@ -208,7 +213,7 @@ def chunk_done(
     return ChunkDoneResult(newly_done=True, job_state=job.state)
 
 
-def _assemble(session: Session, artifacts: ArtifactStore, settings: Settings, job: JobRow) -> None:
+def _assemble(session: Session, artifacts: ArtifactStore, settings: JobsSettings, job: JobRow) -> None:
     chunks = session.scalars(
         select(JobChunkRow).where(JobChunkRow.job_id == job.id).order_by(JobChunkRow.index)
     )

@@ -12,8 +12,8 @@ import numpy as np
 import redis
 from sqlalchemy.orm import Session
 
-from infaas.core.config import Settings
 from infaas.core.errors import Conflict, InvalidInput, NotFound, RequirementsUnmet
+from infaas.core.settings.jobs import JobsSettings
 from infaas.core.tasks import one_task
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore
@@ -35,7 +35,7 @@ def submit(
     body: JobSubmit,
     data: bytes,
     artifacts: ArtifactStore,
-    settings: Settings,
+    settings: JobsSettings,
     live_hardware: frozenset[str] | None,
 ) -> JobRow:
     """Validate everything first (model, input, requirements, output path); only then store and insert."""
@@ -126,7 +126,7 @@ def submit(
     return job
 
 
-def read_input_path(settings: Settings, path: str) -> bytes:
+def read_input_path(settings: JobsSettings, path: str) -> bytes:
     file = inside(settings.resolved_job_data_dir, path)
     if not file.is_file():
         raise NotFound(f"no input {path!r} in the job data store", input_path=path)
@@ -136,7 +136,7 @@ def read_input_path(settings: Settings, path: str) -> bytes:
     return file.read_bytes()
 
 
-def _output_file(settings: Settings, path: str | None) -> Path | None:
+def _output_file(settings: JobsSettings, path: str | None) -> Path | None:
     if path is None:
         return None
     file = inside(settings.resolved_job_data_dir, path)
