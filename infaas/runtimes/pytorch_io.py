@@ -76,7 +76,7 @@ def to_onnx(
 ) -> bytes:
     """ONNX with dim 0 of every input and output dynamic; InvalidModel says why when that is impossible.
     `dynamic_batch=False`: the program's own shapes, a batch it fixes included (the registry then makes
-    that batch dynamic where the graph allows, `services/registry/batch_axis.py`)."""
+    that batch dynamic where the graph allows, `services/registry/intake/batch_axis.py`)."""
     if len(input_names) != len(example_inputs):
         raise ValueError("one input name per example input")
     names: dict[str, Any] = {"input_names": input_names, "output_names": output_names}

@@ -23,7 +23,7 @@ def upgrade() -> None:
     with op.batch_alter_table("models", schema=None) as batch_op:
         batch_op.add_column(sa.Column("reference_accuracy", sa.Float(), nullable=True))
     # Models profiled before this revision: the same rule the registry applies on each report
-    # (services/registry/profile_reports.py `reference_accuracy`), its fallback included.
+    # (services/registry/profiles/reports.py `reference_accuracy`), its fallback included.
     op.execute(
         """
         UPDATE models SET reference_accuracy = COALESCE(

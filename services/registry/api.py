@@ -38,18 +38,8 @@ from infaas.schemas.parity import ParityReport, ParityStatus, Redundancy
 from infaas.schemas.pipelines import Pipeline, PipelineCreate, PipelinePlan
 from infaas.schemas.selection import Selection
 from infaas.wire.archives import check_npz_bounds
-from services.registry import (
-    capacity,
-    parity,
-    parity_publish,
-    pipelines,
-    profile_attempts,
-    profile_reports,
-    service,
-    variant_query,
-    views,
-)
 from services.registry import repository as repo
+from services.registry import service, views
 from services.registry.deps import (
     ArtifactsDep,
     ParityQueueDep,
@@ -59,6 +49,13 @@ from services.registry.deps import (
     SessionDep,
     SettingsDep,
 )
+from services.registry.parity import publish as parity_publish
+from services.registry.parity import training as parity
+from services.registry.pipelines import service as pipelines
+from services.registry.profiles import attempts as profile_attempts
+from services.registry.profiles import reports as profile_reports
+from services.registry.variants import capacity
+from services.registry.variants import query as variant_query
 
 public = APIRouter(prefix="/v1")
 internal = APIRouter(prefix="/internal", include_in_schema=False)

@@ -19,12 +19,13 @@ from infaas.data.artifacts import LocalArtifactStore
 from infaas.data.db import make_engine, make_sessionmaker
 from infaas.data.registry_version import VersionWriter, track_changes
 from infaas.http.app import install_common
-from services.registry import republish, service
+from services.registry import service
 from services.registry.api import internal, public
 from services.registry.artifacts_api import router as artifacts_router
-from services.registry.heads import router as heads_router
 from services.registry.jobs.api import router as jobs_router
-from services.registry.profile_sweeper import ProfileSweeper, recovery_config
+from services.registry.profiles.sweeper import ProfileSweeper, recovery_config
+from services.registry.selection.heads import router as heads_router
+from services.registry.variants import republish
 
 
 class CeleryProfileQueue:

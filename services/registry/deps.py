@@ -13,8 +13,8 @@ from infaas.core.config import Settings
 from infaas.core.errors import Unauthorized
 from infaas.data.artifacts import ArtifactStore
 from infaas.schemas.api import Principal
-from services.registry.parity import ParityQueue
-from services.registry.profile_attempts import ProfileQueue
+from services.registry.parity.training import ParityQueue
+from services.registry.profiles.attempts import ProfileQueue
 
 
 def _session(request: Request) -> Iterator[Session]:

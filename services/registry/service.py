@@ -37,9 +37,13 @@ from infaas.schemas.api import (
 )
 from infaas.schemas.parity import Redundancy
 from infaas.schemas.selection import Selection
-from services.registry import intake, parity, parity_publish, profile_attempts, selection
 from services.registry import repository as repo
-from services.registry.profile_attempts import ProfileQueue
+from services.registry.intake.checks import check_upload
+from services.registry.parity import publish as parity_publish
+from services.registry.parity import training as parity
+from services.registry.profiles import attempts as profile_attempts
+from services.registry.profiles.attempts import ProfileQueue
+from services.registry.selection import candidates
 
 
 def hash_key(key: str) -> str:
@@ -132,7 +136,7 @@ def register_model(
     app = app_for(session, principal, meta.app)
     if repo.model_by_name(session, meta.name) is not None:
         raise Conflict(f"model {meta.name!r} already exists", model=meta.name)
-    checked = intake.check_upload(model_bytes, validation_bytes, meta.task)
+    checked = check_upload(model_bytes, validation_bytes, meta.task)
     redundancy = Redundancy.model_validate(app.redundancy)
     if redundancy.kind == "parity":
         why = parity.ineligible_upload(meta.task, checked.signature, checked.onnx_bytes)
@@ -324,7 +328,7 @@ def update_app(
     if body.redundancy is not None:
         parity.check(session, app, body.redundancy, artifacts)
     if body.selection is not None:
-        selection.check(session, app, body.selection, default_output=output)
+        candidates.check(session, app, body.selection, default_output=output)
     elif "default_output" in changes and not output and Selection.model_validate(app.selection).threshold:
         raise InvalidInput("the app's selection threshold needs a default_output", field="default_output")
     if body.redundancy is not None and r is not None:

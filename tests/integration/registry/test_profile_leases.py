@@ -26,7 +26,7 @@ from infaas.data.registry_version import REGISTRY_VERSION, read_version
 from infaas_cli.demo_models import DemoModel
 from services.profiler.leases import LeaseKeeper
 from services.registry.app import CeleryProfileQueue
-from services.registry.profile_sweeper import FULL_PASS_EVERY_S, ProfileSweeper, recovery_config
+from services.registry.profiles.sweeper import FULL_PASS_EVERY_S, ProfileSweeper, recovery_config
 from tests.integration.registry.conftest import ADMIN, upload
 from tests.polling import wait_for
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from infaas.data import store
 from infaas.data.db import AppRow, EventRow, make_engine, make_sessionmaker
 from infaas.data.registry_version import REGISTRY_VERSION, VersionWriter, read_version, track_changes
-from services.registry.republish import present
+from services.registry.variants.republish import present
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from sklearn.datasets import load_digits
 
 from infaas.core.errors import InvalidModel
 from infaas.wire.tensors import read_signature
-from services.registry import batch_axis
-from services.registry.intake import check_upload
+from services.registry.intake import batch_axis
+from services.registry.intake.checks import check_upload
 
 X, Y = load_digits(return_X_y=True)
 

@@ -10,7 +10,7 @@ import pytest
 
 from infaas.core.errors import InvalidInput
 from infaas.wire.tensors import Signature, TensorSpec
-from services.registry.intake import load_validation
+from services.registry.intake.checks import load_validation
 
 SIG = Signature(inputs=(TensorSpec("x", "float32", (None, 2)),), outputs=())
 

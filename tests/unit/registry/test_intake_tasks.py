@@ -1,4 +1,4 @@
-"""What registration accepts per task (services/registry/intake.py): a regression model's targets and
+"""What registration accepts per task (services/registry/intake/checks.py): a regression model's targets and
 output shape, constant targets refused, classification unchanged, unknown tasks named."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.wire.tensors import Signature, TensorSpec
-from services.registry.intake import check_output, check_upload, load_validation
+from services.registry.intake.checks import check_output, check_upload, load_validation
 from tests.diabetes import diabetes_models
 
 SIG = Signature(inputs=(TensorSpec("x", "float32", (None, 2)),), outputs=())

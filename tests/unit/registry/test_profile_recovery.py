@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from services.registry.profile_recovery import ProfileSnapshot, RecoveryConfig, decide
+from services.registry.profiles.recovery import ProfileSnapshot, RecoveryConfig, decide
 
 CONFIG = RecoveryConfig(grace_s=5.0, queued_max_s=600.0, max_attempts=3)
 CLAIMED = ProfileSnapshot(

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from infaas.core.errors import InvalidInput, InvalidModel
-from services.registry.intake import check_upload
+from services.registry.intake.checks import check_upload
 from tests.token_model import TokenModel, accuracy, token_model
 
 

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 from sklearn.datasets import load_iris
 
 from infaas.core.errors import InvalidModel
-from services.registry.intake import check_upload
+from services.registry.intake.checks import check_upload
 
 X, Y = load_iris(return_X_y=True)
 W = np.linspace(-1, 1, 4 * 3, dtype=np.float32).reshape(4, 3)

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 
-from services.registry.intake import check_upload
+from services.registry.intake.checks import check_upload
 from tests.unit.registry.test_scores_first import validation
 
 X, Y = load_iris(return_X_y=True)

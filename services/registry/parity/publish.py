@@ -20,7 +20,7 @@ from infaas.data.db import AppRow, ModelRow, ParityModelRow
 from infaas.policy.parity import parity_vid
 from infaas.schemas.variants import VariantProfile
 from services.registry import repository as repo
-from services.registry.profile_reports import to_profile
+from services.registry.profiles.reports import to_profile
 
 
 def parity_profile(

@@ -2,7 +2,7 @@
 
 It lives in the registry because the registry owns model status and attempts (Postgres) and already
 sends the profiling tasks; the planner's loops only read the metadata store. Every registry replica
-sweeps; the conditional update in `profile_attempts` lets one act on an attempt. What it decided and
+sweeps; the conditional update in `attempts.py` lets one act on an attempt. What it decided and
 why is a log line and, when it acts, an event (`GET /v1/events`, kind `profiler`).
 
 While no model is being profiled, the loop (`run`) skips its passes until the registry's version token
@@ -30,10 +30,10 @@ from infaas.data.db import ModelRow
 from infaas.data.events import event_row
 from infaas.data.registry_version import read_version
 from infaas.schemas.events import Outcome
-from services.registry import profile_attempts
 from services.registry import repository as repo
-from services.registry.profile_attempts import ProfileQueue
-from services.registry.profile_recovery import Decision, ProfileSnapshot, RecoveryConfig, decide
+from services.registry.profiles import attempts as profile_attempts
+from services.registry.profiles.attempts import ProfileQueue
+from services.registry.profiles.recovery import Decision, ProfileSnapshot, RecoveryConfig, decide
 
 log = logging.getLogger("infaas.registry")
 

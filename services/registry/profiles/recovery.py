@@ -1,6 +1,6 @@
 """Whether a model in profiling still has a profiler at work: a pure policy over a frozen snapshot.
 
-The registry's lease sweeper (`profile_sweeper.py`) builds the snapshot from Postgres (attempt, tries,
+The registry's lease sweeper (`sweeper.py`) builds the snapshot from Postgres (attempt, tries,
 who claimed it since when) and Redis (the live leases), and acts on the decision.
 """
 

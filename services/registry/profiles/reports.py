@@ -1,6 +1,6 @@
 """Profiler reports into the registry: upsert the model's variants, mark the dominated ones, settle the
-model's status, and publish the ready variants to the Redis metadata store (`republish.py` publishes them
-all)."""
+model's status, and publish the ready variants to the Redis metadata store (`variants/republish.py`
+publishes them all)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from infaas.schemas.api import ConcurrencyPoint, VariantReport
 from infaas.schemas.variants import BatchLatency, VariantProfile
 from infaas.wire.tensors import Signature
 from services.registry import repository as repo
-from services.registry.capacity import mean_latencies
-from services.registry.profile_attempts import check_attempt
+from services.registry.profiles.attempts import check_attempt
+from services.registry.variants.capacity import mean_latencies
 
 _COPIED = (
     "runtime",

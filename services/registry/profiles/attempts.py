@@ -22,7 +22,7 @@ from infaas.data.db import ModelRow, utcnow
 from infaas.data.events import event_row
 from infaas.runtimes.hardware import KINDS
 from services.registry import repository as repo
-from services.registry.profile_recovery import PROFILING
+from services.registry.profiles.recovery import PROFILING
 
 log = logging.getLogger("infaas.registry")
 

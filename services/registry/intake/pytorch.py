@@ -8,7 +8,7 @@ read from the program itself, not assumed:
   dtype (floats, integer ids, booleans): the validation arrays' dtypes are the served ones.
 - **Outputs**: one tensor (`output`), or a tuple or list of tensors (`output_0`, `output_1`, ...), every
   one answered by name. A classifier whose scores are not its first output (`(label, logits)`) is
-  served through its ONNX form with the scores moved first (`intake.scores_first`): a TorchScript form
+  served through its ONNX form with the scores moved first (`checks.scores_first`): a TorchScript form
   would answer in the module's order, so it has none.
 - A torch.export program that fixes its batch is served through its ONNX form made dynamic
   (`batch_axis.py`), as before.
@@ -26,20 +26,20 @@ import onnx
 
 from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.wire.tensors import Signature, TensorSpec
-from services.registry import batch_axis, intake
+from services.registry.intake import batch_axis, checks
 
 if TYPE_CHECKING:
     import torch
 
 
-def check(model_bytes: bytes, validation_bytes: bytes, task: str) -> intake.CheckedUpload:
+def check(model_bytes: bytes, validation_bytes: bytes, task: str) -> checks.CheckedUpload:
     import torch
 
     from infaas.runtimes import pytorch_io, torch_archives
 
     fmt = torch_archives.sniff_format(model_bytes)
     torch_archives.scan_archive(model_bytes, fmt)
-    given = {k: v for k, v in intake.read_npz(validation_bytes).items() if k != "y"}
+    given = {k: v for k, v in checks.read_npz(validation_bytes).items() if k != "y"}
     program: torch.jit.ScriptModule | torch.export.ExportedProgram
     if fmt == torch_archives.ModelFormat.TORCHSCRIPT:
         program = pytorch_io.load_torchscript(model_bytes)
@@ -77,7 +77,7 @@ def check(model_bytes: bytes, validation_bytes: bytes, task: str) -> intake.Chec
             for n, o in zip(out_names, outs, strict=True)
         ),
     )
-    arrays = intake.load_validation(validation_bytes, signature, task=task)
+    arrays = checks.load_validation(validation_bytes, signature, task=task)
     try:
         onnx_bytes: bytes | None = pytorch_io.to_onnx(
             program, input_names=served, example_inputs=example, output_names=out_names
@@ -94,7 +94,7 @@ def check(model_bytes: bytes, validation_bytes: bytes, task: str) -> intake.Chec
                 "tuple where its ONNX export can move them first",
                 got_shapes=[list(o.shape) for o in outs],
             )
-        model, moved = intake.scores_first(onnx.load_model_from_string(onnx_bytes), signature)
+        model, moved = checks.scores_first(onnx.load_model_from_string(onnx_bytes), signature)
         if moved.outputs[0].name != out_names[at]:
             raise InvalidModel(
                 "the model's ONNX form does not give its scores as a (batch, classes) float output",
@@ -102,8 +102,8 @@ def check(model_bytes: bytes, validation_bytes: bytes, task: str) -> intake.Chec
             )
         onnx_bytes, signature = model.SerializeToString(), moved
         torchscript_bytes, first = None, tuple(outs[at].shape)
-    intake.check_output(first, arrays["y"], task=task)
-    return intake.CheckedUpload(
+    checks.check_output(first, arrays["y"], task=task)
+    return checks.CheckedUpload(
         model_bytes=model_bytes,
         validation_bytes=validation_bytes,
         signature=signature,
@@ -122,7 +122,7 @@ def _check_static_program(
     model_bytes: bytes,
     validation_bytes: bytes,
     task: str,
-) -> intake.CheckedUpload:
+) -> checks.CheckedUpload:
     """A torch.export program whose batch is fixed (exported from one example without `dynamic_shapes`,
     the call torch's documentation shows first): its guards refuse any other number of rows, so its
     ONNX export, checked and made dynamic in its batch as an ONNX upload is, is what is served. It has
@@ -139,7 +139,7 @@ def _check_static_program(
         output_names=["output"] if outputs == 1 else [f"output_{i}" for i in range(outputs)],
         dynamic_batch=False,
     )
-    checked = intake.check_onnx(onnx_bytes, validation_bytes, task)
+    checked = checks.check_onnx(onnx_bytes, validation_bytes, task)
     return replace(
         checked,
         model_bytes=model_bytes,
@@ -192,7 +192,7 @@ def _input(given: dict[str, np.ndarray], key: str, names: list[str]) -> np.ndarr
             got_shape=list(x.shape),
             got_dtype=x.dtype.name,
         )
-    return intake.finite(x, key)
+    return checks.finite(x, key)
 
 
 def _trace(module: object, example: tuple[object, ...]) -> bytes | None:

@@ -28,9 +28,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from infaas.data import store
 from infaas.data.events import record_event
 from infaas.data.registry_version import REGISTRY_VERSION, VersionWriter
-from services.registry import parity_publish
 from services.registry import repository as repo
-from services.registry.profile_reports import to_profile
+from services.registry.parity import publish as parity_publish
+from services.registry.profiles.reports import to_profile
 
 log = logging.getLogger("infaas.registry")
 

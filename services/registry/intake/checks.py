@@ -1,7 +1,7 @@
 """Checking an uploaded model and validation set before anything is stored.
 
 ONNX files go through the ONNX checker; PyTorch archives (TorchScript, torch.export) are scanned without
-unpickling, loaded, and converted to ONNX where the exporter can (`pytorch_intake.py`). Every
+unpickling, loaded, and converted to ONNX where the exporter can (`pytorch.py`). Every
 model is then run on two validation rows: a file that parses can still fail to run.
 
 What the labels `y` and the model's first output must be depends on the task (`infaas.core.tasks`):
@@ -26,7 +26,7 @@ from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.core.tasks import TASKS
 from infaas.runtimes.engines import OnnxRuntime
 from infaas.wire.tensors import Signature, load_onnx, read_signature, validation_keys
-from services.registry import batch_axis, zipmap
+from services.registry.intake import batch_axis, zipmap
 
 SUPPORTED_TASKS = TASKS
 
@@ -47,9 +47,9 @@ def check_upload(model_bytes: bytes, validation_bytes: bytes, task: str) -> Chec
     if task not in SUPPORTED_TASKS:
         raise InvalidInput(f"task {task!r} is not supported; supported: {sorted(SUPPORTED_TASKS)}")
     if model_bytes[:2] == b"PK":
-        from services.registry import pytorch_intake  # imports torch: only for PyTorch uploads
+        from services.registry.intake import pytorch  # imports torch: only for PyTorch uploads
 
-        return pytorch_intake.check(model_bytes, validation_bytes, task)
+        return pytorch.check(model_bytes, validation_bytes, task)
     return check_onnx(model_bytes, validation_bytes, task)
 
 
