@@ -1,2 +1,2 @@
-"""The registry's part of pipelines (InferLine): `service.py` registration with the graph checked
-against the models' signatures, listing, deletion and the planner's plan."""
+"""The registry's part of pipelines (InferLine): `graph.py` the graph checked against the models'
+signatures (pure); `service.py` registration, listing, deletion and the planner's plan."""

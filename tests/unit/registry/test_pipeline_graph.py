@@ -8,7 +8,7 @@ import pytest
 
 from infaas.core.errors import InvalidInput
 from infaas.schemas.pipelines import PipelineCreate
-from services.registry.pipelines.service import check_graph
+from services.registry.pipelines.graph import check_graph
 
 
 def sig(
