@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from infaas.data.artifacts import ArtifactStore
 from infaas.data.db import AppRow, JobChunkRow, JobRow, ModelRow
 from infaas.jobs.protocol import auto_chunk_rows, chunk_plan, npy_bytes, parse_job_input
 from infaas.jobs.schemas import JobDecision, JobSubmit
-from infaas.jobs.variants import JobCandidate, choose_job_variant
+from infaas.jobs.variants import JobCandidate, JobChoice, choose_job_variant
 from infaas.schemas.api import Principal
 from infaas.wire.tensors import Signature
 from services.registry import repository as repo
@@ -40,40 +41,9 @@ def submit(
 ) -> JobRow:
     """Validate everything first (model, input, requirements, output path); only then store and insert."""
     models, app = _candidate_models(session, principal, body)
-    parsed: dict[str, np.ndarray] | None = None
-    model: ModelRow | None = None
-    first_error: InvalidInput | None = None
-    for candidate in models:  # a model-less job runs on the app's models whose signature fits the input
-        try:
-            parsed = parse_job_input(
-                data,
-                Signature.from_json(candidate.signature),
-                max_rows=settings.job_max_rows,
-                max_bytes=settings.job_max_input_bytes,
-            )
-        except InvalidInput as exc:
-            first_error = first_error or exc
-            continue
-        model = candidate
-        break
-    if parsed is None or model is None:
-        assert first_error is not None
-        raise first_error
-    # As a model-less query: the models of one task only (infaas.core.tasks).
-    same_inputs = [m for m in models if m.signature == model.signature]
-    task = one_task(app.name, (m.task for m in same_inputs), body.task)
-    fitting = [m for m in same_inputs if m.task == task]
-    min_accuracy = body.min_accuracy if body.min_accuracy is not None else app.default_min_accuracy
-    # As for queries (gateway/dataplane/queries.py): a job that states no accuracy runs only on variants
-    # as accurate as the registered model, unless the app allows lossy ones.
-    at_reference = min_accuracy is None and not app.lossy
-    choice = choose_job_variant(
-        [c for m in fitting for c in _candidates(session, m, at_reference=at_reference)],
-        min_accuracy=min_accuracy,
-        hardware=live_hardware,
-    )
-    chosen = choice.variant
-    model = next(m for m in fitting if m.name == chosen.model)
+    fitting, parsed = _parse_input(models, data, settings)
+    pick = _choose_variant(session, app, models, fitting, body, live_hardware)
+    chosen = pick.choice.variant
     output_file = _output_file(settings, body.output_path)
     rows = next(iter(parsed.values())).shape[0]
     chunk_rows = body.chunk_rows or auto_chunk_rows(
@@ -87,26 +57,12 @@ def submit(
     job = JobRow(
         id=uuid.uuid4().hex,
         app_id=app.id,
-        model_id=model.id,
+        model_id=pick.model.id,
         variant_id=chosen.id,
         state="queued",
         state_reason="waiting for spare capacity",
-        min_accuracy=min_accuracy,
-        decision=JobDecision(
-            variant=chosen.id,
-            model=chosen.model,
-            accuracy=chosen.accuracy,
-            throughput_rows_s=chosen.saturation_qps,
-            cost_per_million_rows=1e6 * chosen.cost_per_s / chosen.saturation_qps,
-            max_batch=chosen.max_batch,
-            reason=choice.reason
-            + (
-                " (only variants as accurate as the registered model: the app is not lossy)"
-                if at_reference
-                else ""
-            ),
-            considered=choice.considered,
-        ).model_dump(),
+        min_accuracy=pick.min_accuracy,
+        decision=_decision(pick).model_dump(),
         inputs=inputs,
         input_source=body.input_path or "upload",
         output_location=str(output_file.relative_to(settings.resolved_job_data_dir)) if output_file else None,
@@ -124,6 +80,80 @@ def submit(
     )
     session.commit()
     return job
+
+
+@dataclass(frozen=True, slots=True)
+class _Pick:
+    """The variant a job runs on, the model it belongs to, and the accuracy terms it was chosen under."""
+
+    model: ModelRow
+    choice: JobChoice
+    min_accuracy: float | None
+    at_reference: bool
+
+
+def _parse_input(
+    models: list[ModelRow], data: bytes, settings: JobsSettings
+) -> tuple[ModelRow, dict[str, np.ndarray]]:
+    """The first model whose signature the input fits, and the input parsed for it; else the first
+    model's refusal."""
+    first_error: InvalidInput | None = None
+    for candidate in models:  # a model-less job runs on the app's models whose signature fits the input
+        try:
+            parsed = parse_job_input(
+                data,
+                Signature.from_json(candidate.signature),
+                max_rows=settings.job_max_rows,
+                max_bytes=settings.job_max_input_bytes,
+            )
+        except InvalidInput as exc:
+            first_error = first_error or exc
+            continue
+        return candidate, parsed
+    assert first_error is not None
+    raise first_error
+
+
+def _choose_variant(
+    session: Session,
+    app: AppRow,
+    models: list[ModelRow],
+    fitting: ModelRow,
+    body: JobSubmit,
+    live_hardware: frozenset[str] | None,
+) -> _Pick:
+    """Among the models with `fitting`'s signature, the variant with the most rows per dollar."""
+    # As a model-less query: the models of one task only (infaas.core.tasks).
+    same_inputs = [m for m in models if m.signature == fitting.signature]
+    task = one_task(app.name, (m.task for m in same_inputs), body.task)
+    of_task = [m for m in same_inputs if m.task == task]
+    min_accuracy = body.min_accuracy if body.min_accuracy is not None else app.default_min_accuracy
+    # As for queries (gateway/dataplane/queries.py): a job that states no accuracy runs only on variants
+    # as accurate as the registered model, unless the app allows lossy ones.
+    at_reference = min_accuracy is None and not app.lossy
+    choice = choose_job_variant(
+        [c for m in of_task for c in _candidates(session, m, at_reference=at_reference)],
+        min_accuracy=min_accuracy,
+        hardware=live_hardware,
+    )
+    model = next(m for m in of_task if m.name == choice.variant.model)
+    return _Pick(model=model, choice=choice, min_accuracy=min_accuracy, at_reference=at_reference)
+
+
+def _decision(pick: _Pick) -> JobDecision:
+    """What the job records of its variant choice, and why."""
+    chosen = pick.choice.variant
+    lossless = " (only variants as accurate as the registered model: the app is not lossy)"
+    return JobDecision(
+        variant=chosen.id,
+        model=chosen.model,
+        accuracy=chosen.accuracy,
+        throughput_rows_s=chosen.saturation_qps,
+        cost_per_million_rows=1e6 * chosen.cost_per_s / chosen.saturation_qps,
+        max_batch=chosen.max_batch,
+        reason=pick.choice.reason + (lossless if pick.at_reference else ""),
+        considered=pick.choice.considered,
+    )
 
 
 def read_input_path(settings: JobsSettings, path: str) -> bytes:
