@@ -1,8 +1,9 @@
 """A trace replayed through the gateway (open loop, raw keep-alive client) is answered whole, and the
 simulator runs the same trace with the variant's real profile and the overhead measured on this machine.
 
-How close the simulated p99 comes to the measured one is a measurement, not a test: bench/sim_vs_real.py
-replays and simulates the same traces and prints both (the margin is in docs/benchmarks.md)."""
+How close the simulated p99 comes to the measured one is a measurement, not a test:
+`bench.papers.sim_vs_real` replays and simulates the same traces and prints both (the margin is in
+docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _loadgen() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_loadgen_e2e", ROOT / "bench" / "loadgen.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_loadgen_e2e", ROOT / "bench" / "common" / "loadgen.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

@@ -1,31 +1,16 @@
-"""The pure parts of `bench/loadgen.py`: Poisson schedules, percentiles, request encoding, response
+"""The pure parts of `bench.common.loadgen`: Poisson schedules, percentiles, request encoding, response
 parsing (fed from memory, no socket)."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import math
 import statistics
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
-
-def _load() -> ModuleType:
-    path = Path(__file__).resolve().parents[3] / "bench" / "loadgen.py"
-    spec = importlib.util.spec_from_file_location("bench_loadgen", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-lg = _load()
+from bench.common import loadgen as lg
 
 
 # ------------------------------------------------------------------------------------------- schedules

@@ -1,11 +1,10 @@
-"""The pure parts of `bench/peers/`: the models' batch-mate independence, each system's request bytes, the
-max-rate search, the ratios the report prints (the low-rate bench's with their intervals) and the segment
+"""The pure parts of `bench.goals.peers`: the models' batch-mate independence, each system's request bytes,
+the max-rate search, the ratios the report prints (the low-rate bench's with their intervals) and the segment
 tool's stamps (no server is started)."""
 
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,15 +12,8 @@ import onnxruntime as ort
 import orjson
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "peers"))
-
-import busy  # noqa: E402
-import low_rate  # noqa: E402
-import measure  # noqa: E402
-import models  # noqa: E402
-import report  # noqa: E402
-import segments  # noqa: E402
-import systems  # noqa: E402
+from bench.common import peer_models as models
+from bench.goals.peers import busy, low_rate, measure, report, segments, systems
 
 
 @pytest.fixture(scope="module")

@@ -1,30 +1,17 @@
-"""The pure parts of `bench/variants.py`: rows from variant JSON, best batch, tables, the SVG plot."""
+"""The pure parts of `bench.diagnostics.variants`: rows from variant JSON, best batch and tables
+(`variant_rows`), the SVG plot (`variant_plot`)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from bench.diagnostics import variant_plot as plot
+from bench.diagnostics import variant_rows as table
+
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def _load() -> ModuleType:
-    path = Path(__file__).resolve().parents[3] / "bench" / "variants.py"
-    spec = importlib.util.spec_from_file_location("bench_variants", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-bv = _load()
 
 
 def variant(
@@ -89,16 +76,16 @@ POINTS = [(1, 1.0), (4, 2.0), (16, 5.0), (64, 21.0)]
 
 
 def test_best_batch_is_the_highest_throughput() -> None:
-    assert bv.best_batch([{"batch": b, "p50_ms": p} for b, p in POINTS]) == (16, 5.0, 3200.0)
+    assert table.best_batch([{"batch": b, "p50_ms": p} for b, p in POINTS]) == (16, 5.0, 3200.0)
 
 
 def test_best_batch_respects_max_batch_and_prefers_smaller_on_ties() -> None:
     points = [{"batch": b, "p50_ms": p} for b, p in POINTS]
-    assert bv.best_batch(points, max_batch=4) == (4, 2.0, 2000.0)
+    assert table.best_batch(points, max_batch=4) == (4, 2.0, 2000.0)
     tie = [{"batch": 1, "p50_ms": 1.0}, {"batch": 2, "p50_ms": 2.0}]
-    assert bv.best_batch(tie)[0] == 1
+    assert table.best_batch(tie)[0] == 1
     with pytest.raises(ValueError):
-        bv.best_batch([{"batch": 8, "p50_ms": 1.0}], max_batch=4)
+        table.best_batch([{"batch": 8, "p50_ms": 1.0}], max_batch=4)
 
 
 def test_rows_are_ready_variants_ordered_by_latency_at_batch_1() -> None:
@@ -108,10 +95,10 @@ def test_rows_are_ready_variants_ordered_by_latency_at_batch_1() -> None:
         variant("m", "basic-fp32", [(1, 0.20)], max_batch=1, dominated=True),
         variant("m", "basic-fp16", [], status="pending", reason="no CUDA device"),
     ]
-    rows = bv.variant_rows(variants)
+    rows = table.variant_rows(variants)
     assert [r.p50_ms_b1 for r in rows] == [0.10, 0.20, 0.30]
     # variants sharing one measurement (same p50) are ordered by max batch, numerically
-    shared = bv.variant_rows([variant("m", "basic-fp32", [(1, 0.2)], max_batch=b) for b in (64, 4, 16, 1)])
+    shared = table.variant_rows([variant("m", "basic-fp32", [(1, 0.2)], max_batch=b) for b in (64, 4, 16, 1)])
     assert [r.max_batch for r in shared] == [1, 4, 16, 64]
     assert rows[0].variant == "onnxruntime-basic-int8-cpu-b4-t1"
     assert rows[0].best_batch == 4 and rows[0].best_batch_p50_ms == 0.2
@@ -119,69 +106,69 @@ def test_rows_are_ready_variants_ordered_by_latency_at_batch_1() -> None:
     assert rows[0].peak_memory_mib == 3.0
     assert rows[0].cost_per_1m_queries == pytest.approx(2.5e-3)
     assert rows[1].dominated and not rows[0].dominated
-    assert bv.not_ready(variants) == {("pending", "no CUDA device"): 1}
+    assert table.not_ready(variants) == {("pending", "no CUDA device"): 1}
 
 
 def test_tables_have_one_line_per_row_and_aligned_columns() -> None:
-    rows = bv.variant_rows(
+    rows = table.variant_rows(
         [
             variant("m", "basic-fp32", POINTS, threads=1),
             variant("m", "basic-fp32", [(b, p * 1.4) for b, p in POINTS], threads=2, dominated=True),
         ]
     )
-    text = bv.format_table(rows).splitlines()
+    text = table.format_table(rows).splitlines()
     assert len(text) == 2 + len(rows)
     assert text[0].startswith("variant")
     # every column of the header starts where the rule's dashes start; numeric cells end where they end
     rule = text[1]
     spans = [(i, i + len(dashes)) for i, dashes in _runs(rule)]
-    assert len(spans) == len(bv.COLUMNS)
+    assert len(spans) == len(table.COLUMNS)
     for line in text[2:]:
-        for (start, end), column in zip(spans, bv.COLUMNS, strict=True):
+        for (start, end), column in zip(spans, table.COLUMNS, strict=True):
             cell = line[start:end]
             if column in ("p50 ms @1", "saturation rows/s"):
                 assert cell.strip() and not cell.endswith(" ") and line[end : end + 1] in ("", " ")
     assert text[2][spans[6][0] : spans[6][1]].strip() == "1.00"
-    md = bv.format_markdown(rows).splitlines()
+    md = table.format_markdown(rows).splitlines()
     assert len(md) == 2 + len(rows)
     assert all(line.startswith("| ") and line.endswith(" |") for line in md[2:])
     assert md[3].endswith("| yes |")
 
 
 def test_fmt_num_keeps_three_significant_digits() -> None:
-    assert bv.fmt_num(0.006123) == "0.00612"
-    assert bv.fmt_num(0.153) == "0.153"
-    assert bv.fmt_num(12.34) == "12.3"
-    assert bv.fmt_num(7_012_345.6) == "7,012,346"
-    assert bv.fmt_num(None) == "–"
+    assert table.fmt_num(0.006123) == "0.00612"
+    assert table.fmt_num(0.153) == "0.153"
+    assert table.fmt_num(12.34) == "12.3"
+    assert table.fmt_num(7_012_345.6) == "7,012,346"
+    assert table.fmt_num(None) == "–"
 
 
 def test_log_positions_are_monotonic_and_span_the_axis() -> None:
-    lo, hi = bv.log_domain([0.006, 0.025, 0.153])
+    lo, hi = plot.log_domain([0.006, 0.025, 0.153])
     assert (lo, hi) == pytest.approx((0.005, 0.2))
-    assert bv.log_domain([0.02]) == pytest.approx((0.02, 0.05))
-    xs = [bv.log_position(v, lo, hi, 80, 700) for v in (0.005, 0.006, 0.01, 0.02, 0.1, 0.153, 0.2)]
+    assert plot.log_domain([0.02]) == pytest.approx((0.02, 0.05))
+    xs = [plot.log_position(v, lo, hi, 80, 700) for v in (0.005, 0.006, 0.01, 0.02, 0.1, 0.153, 0.2)]
     assert xs == sorted(xs) and len(set(xs)) == len(xs)
     assert xs[0] == pytest.approx(80) and xs[-1] == pytest.approx(700)
     # equal ratios give equal distances
-    assert bv.log_position(0.01, 0.001, 1.0, 0, 300) == pytest.approx(100)
-    assert bv.log_position(0.1, 0.001, 1.0, 0, 300) == pytest.approx(200)
-    ticks = bv.log_ticks(lo, hi)
+    assert plot.log_position(0.01, 0.001, 1.0, 0, 300) == pytest.approx(100)
+    assert plot.log_position(0.1, 0.001, 1.0, 0, 300) == pytest.approx(200)
+    ticks = plot.log_ticks(lo, hi)
     assert [v for v, _ in ticks] == sorted(v for v, _ in ticks)
     assert all(lo <= v <= hi for v, _ in ticks)
     with pytest.raises(ValueError):
-        bv.log_position(0.0, lo, hi, 0, 1)
+        plot.log_position(0.0, lo, hi, 0, 1)
 
 
 def test_svg_parses_with_one_marker_per_variant_and_a_legend_entry_per_model() -> None:
     series = {
-        "digits-mlp-small": bv.variant_rows(
+        "digits-mlp-small": table.variant_rows(
             [
                 variant("a", "basic-fp32", [(1, 0.006), (64, 0.01)], accuracy=0.93),
                 variant("a", "basic-fp32", [(1, 0.008)], accuracy=0.93, max_batch=1, dominated=True),
             ]
         ),
-        "digits-cnn": bv.variant_rows(
+        "digits-cnn": table.variant_rows(
             [
                 variant("c", "basic-fp32", [(1, 0.15), (64, 9.0)], accuracy=0.993),
                 variant("c", "all-int8", [(1, 0.12)], accuracy=0.98, max_batch=1, precision="int8"),
@@ -189,7 +176,7 @@ def test_svg_parses_with_one_marker_per_variant_and_a_legend_entry_per_model() -
             ]
         ),
     }
-    root = ET.fromstring(bv.render_svg(series, title="t <&> t"))
+    root = ET.fromstring(plot.render_svg(series, title="t <&> t"))
     assert root.tag == f"{SVG}svg"
     markers = [e for e in root.iter() if e.get("class") == "variant"]
     assert len(markers) == 5
