@@ -22,7 +22,7 @@ else on the machine (Linux throttles them to 95 % of each second), so `fifo` run
 the script restores each thread's policy when it ends. `nice` and `fifo` need root (CAP_SYS_NICE);
 `slice` only needs to run as the user that owns the serving processes.
 
-Usage (with `infaas run` serving on this machine; see bench/diagnostics/overhead.py):
+Usage (with `infaas run` serving on this machine; see `overhead.py`):
 
     INFAAS_VAR_DIR=/tmp/ovh .venv/bin/python -m bench.diagnostics.cpu_priority --url http://127.0.0.1:19080 \\
         --rate 3200 --rounds 3 --duration 15
@@ -44,6 +44,7 @@ import numpy as np
 import psutil
 
 from bench.diagnostics import overhead
+from bench.diagnostics.overhead_runs import Bench
 from infaas.core.config import get_settings
 from infaas.processes.suite import admin_key
 
@@ -166,7 +167,7 @@ def main() -> None:
         url=args.url, model=args.model, seed=1, repeat_inputs=False, max_requests=200_000,
         connections=args.connections, drain=5.0, pause=1.0,
     )  # fmt: skip
-    bench = overhead.Bench(bench_args, rows.astype(np.float32)[:256], admin_key(settings))
+    bench = Bench(bench_args, rows.astype(np.float32)[:256], admin_key(settings))
     if "gateway" not in bench.cpu.procs:
         sys.exit(f"no gateway process listens at {args.url} on this machine: nothing to set a policy on")
     data_plane = data_plane_pids(bench.cpu.procs["gateway"])

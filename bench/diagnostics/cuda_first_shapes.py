@@ -39,7 +39,8 @@ def run_once(onnx_path: Path, x: np.ndarray, mode: str) -> tuple[list[float], li
     session = ort.InferenceSession(str(onnx_path), providers=[("CUDAExecutionProvider", options)])
     if session.get_providers()[0] != "CUDAExecutionProvider":
         sys.exit("the CUDA provider did not load")
-    first, seen = [], []
+    first: list[float] = []
+    seen: list[float] = []
     for size in SIZES:
         for out in (first, seen):
             start = time.perf_counter()

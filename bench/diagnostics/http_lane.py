@@ -39,9 +39,9 @@ class FixedLane(QueryLane):
     """The real lane, with what lies behind the HTTP layer answered at once."""
 
     async def answer_direct(
-        self, route: Route, headers: dict[bytes, bytes], body: bytes | None
+        self, route: Route, headers: dict[bytes, bytes], body: bytes | None, peer: str | None
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
-        del route, headers, body  # the same answer to every query
+        del route, headers, body, peer  # the same answer to every query
         return 200, ANSWER, [(b"x-request-id", b"0123456789abcdef0123456789abcdef")]
 
 

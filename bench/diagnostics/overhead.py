@@ -53,7 +53,8 @@ BUDGET_P50_MS, BUDGET_P99_MS = 1.5, 4.0  # ARCHITECTURE.md §9, at 50 % of satur
 def find_saturation(bench: Bench, requests: Callable[[int], bytes]) -> tuple[float, list[Any]]:
     """Ramp the offered rate ×1.5 per short step until the server falls behind; the best achieved rate."""
     a = bench.args
-    rate, best, steps = a.ramp_start, 0.0, []
+    rate, best = a.ramp_start, 0.0
+    steps: list[Any] = []
     print(
         f"finding saturation: steps of ≥ {a.ramp_step:.0f} s and ≥ 200 queries from {rate:.0f}/s, ×1.5 each"
     )
@@ -152,7 +153,7 @@ def overhead_mode(
     local50, local99 = pct(local, 50), pct(local, 99)
     saturation = None
     if a.rates:
-        rates = [(r, None) for r in a.rates]
+        rates: list[tuple[float, float | None]] = [(r, None) for r in a.rates]
     else:
         saturation, _ = find_saturation(bench, requests)
         print(f"saturation ≈ {saturation:.0f} req/s (best achieved rate during the ramp)\n")

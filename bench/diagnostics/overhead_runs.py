@@ -139,7 +139,9 @@ class ServerCPU:
         self.idle: dict[str, float] = {}
         try:
             listening = [
-                c.pid for c in psutil.net_connections("tcp") if c.status == "LISTEN" and c.laddr.port == port
+                c.pid
+                for c in psutil.net_connections("tcp")
+                if c.status == "LISTEN" and c.laddr and c.laddr.port == port
             ]
             if not listening or listening[0] is None:
                 return

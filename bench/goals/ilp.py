@@ -27,6 +27,7 @@ import random
 import statistics
 import time
 from dataclasses import replace
+from typing import TypedDict
 
 from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import BatchLatency, VariantProfile
@@ -34,6 +35,7 @@ from services.planner.policies import greedy as autoscaler
 from services.planner.policies import ilp
 from services.planner.policies.snapshot import (
     ClusterSnapshot,
+    Decision,
     ModelDemand,
     ScalingConfig,
     cost_per_s,
@@ -119,7 +121,7 @@ def met(snapshot: ClusterSnapshot, config: ScalingConfig) -> int:
 
 
 def apply(
-    snapshot: ClusterSnapshot, decisions: tuple[autoscaler.Decision, ...], loaded: dict[str, int]
+    snapshot: ClusterSnapshot, decisions: tuple[Decision, ...], loaded: dict[str, int]
 ) -> ClusterSnapshot:
     by_id = {v.id: v for d in snapshot.demands for v in d.variants}
     instances = list(snapshot.instances)
@@ -155,7 +157,25 @@ def greedy_fixed_point(
     return snapshot, loaded, first_tick_s, 200
 
 
-def run_one(archs: int, seed: int, config: ScalingConfig) -> dict[str, float]:
+class Run(TypedDict):
+    """One cluster (size × seed): both policies' solve times and costs, as `--json` writes them."""
+
+    archs: int
+    seed: int
+    variants: int
+    ilp_s: float
+    ilp_status: str
+    greedy_tick_s: float
+    greedy_ticks: int
+    greedy_cost: float
+    ilp_cost: float
+    greedy_hw: float
+    ilp_hw: float
+    greedy_met: int
+    ilp_met: int
+
+
+def run_one(archs: int, seed: int, config: ScalingConfig) -> Run:
     snap = instance(archs, seed)
     base = total_cost(snap, {}, config.lam)
     g_snap, g_loaded, g_tick_s, ticks = greedy_fixed_point(snap, config)

@@ -35,11 +35,19 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from infaas.core.errors import InfaasError, RequirementsUnmet
 from infaas.policy import selection
-from infaas.policy.selection import InstanceView, Requirements, Snapshot, WorkerView, get_variant
+from infaas.policy.selection import (
+    InstanceState,
+    InstanceView,
+    Requirements,
+    Snapshot,
+    WorkerView,
+    get_variant,
+)
 from infaas.schemas.variants import BatchLatency, VariantProfile
 
 GiB = 1024**3
@@ -141,7 +149,7 @@ def make_snapshot(variants: Sequence[VariantProfile], rng: random.Random, *, wor
     for w in views:
         by_kind.setdefault(w.hardware, []).append(w)
     instances: list[InstanceView] = []
-    states = ("active",) * 17 + ("loading", "overloaded", "failed")
+    states: tuple[InstanceState, ...] = ("active",) * 17 + ("loading", "overloaded", "failed")
     for v in rng.sample(list(variants), k=len(variants) // 5):
         hosts = by_kind.get(v.hardware)
         if not hosts:
@@ -244,7 +252,9 @@ def pct(values: Sequence[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def run(n: int, queries: int, warmup: int, baseline_queries: int, seed: int, mode: str, prefer: str) -> dict:
+def run(
+    n: int, queries: int, warmup: int, baseline_queries: int, seed: int, mode: str, prefer: str
+) -> dict[str, Any]:
     rng = random.Random(seed + n)
     variants = make_variants(n, rng)
     snapshot = make_snapshot(variants, rng)
@@ -259,13 +269,13 @@ def run(n: int, queries: int, warmup: int, baseline_queries: int, seed: int, mod
         build_ms = (time.perf_counter() - t0) * 1000
 
     for req, rows in stream[:warmup]:
-        timed(lambda req=req, rows=rows: get_variant(req, rows, candidates, snapshot))
+        timed(partial(get_variant, req, rows, candidates, snapshot))
     ours: list[float] = []
     picks: list[Any] = []
     pow2: list[float] = []
     other: list[float] = []
     for req, rows in stream:
-        ns, out = timed(lambda req=req, rows=rows: get_variant(req, rows, candidates, snapshot))
+        ns, out = timed(partial(get_variant, req, rows, candidates, snapshot))
         ours.append(ns / 1000)
         (pow2 if rows & (rows - 1) == 0 else other).append(ns / 1000)
         picks.append(out)
@@ -274,7 +284,7 @@ def run(n: int, queries: int, warmup: int, baseline_queries: int, seed: int, mod
     outcome: Counter[str] = Counter()
     by_id = snapshot.variants
     for q, (req, rows) in enumerate(stream[:baseline_queries]):
-        ns, theirs = timed(lambda req=req, rows=rows: brute_force(req, rows, pool, snapshot, prefer))
+        ns, theirs = timed(partial(brute_force, req, rows, pool, snapshot, prefer))
         base.append(ns / 1000)
         mine = picks[q]
         if theirs is None:

@@ -335,13 +335,16 @@ def _table(results: dict[str, dict[str, Any]]) -> str:
     ]
     for build, r in results.items():
         s = r["scaling"]
-        fmt = lambda v: "never" if v is None else f"{v:g} s"  # noqa: E731
         lines.append(
             f"| {build} | {s['instances_before_step']} → {s['instances_peak_at_3x']} | "
             f"{fmt(s['first_scale_decision_s'])} | {fmt(s['scale_up_s'])} | {fmt(s['scale_down_s'])} | "
             f"{s['shrinks_during_3x']} | {s['cost_dollars']:.5f} |"
         )
     return "\n".join(lines)
+
+
+def fmt(seconds: float | None) -> str:
+    return "never" if seconds is None else f"{seconds:g} s"
 
 
 def plot(results: dict[str, dict[str, Any]], path: Path) -> None:

@@ -241,7 +241,7 @@ async def _with_notices(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        await pubsub.aclose()  # type: ignore[no-untyped-call]
+        await pubsub.aclose()
         await client.aclose()
 
 

@@ -30,7 +30,10 @@ from tests.e2e.conftest import RunningSuite, _settings
 from tests.polling import wait_for
 
 SIZES = {"full": (1024, 1024, 1024), "small": (8,)}
-GROUPS = {"warm": ("critical", ("full", "small")), "cold-small": ("normal", ("full", "small"))}
+GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "warm": ("critical", ("full", "small")),
+    "cold-small": ("normal", ("full", "small")),
+}
 GROUPS["cold-full"] = ("normal", ("full",))
 
 
@@ -196,7 +199,7 @@ def summarize(
     shots: list[Shot], t_kill: float, killed: str, accuracy: dict[str, tuple[str, str, float]],
     events: list[dict[str, Any]], args: argparse.Namespace,
 ) -> dict[str, Any]:  # fmt: skip
-    best = {}
+    best: dict[str, float] = {}
     for app, _, acc in accuracy.values():
         best[app] = max(best.get(app, 0.0), acc)
     out: dict[str, Any] = {

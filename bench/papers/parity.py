@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import onnxruntime as ort
@@ -158,7 +159,8 @@ def serve(
         readers = main.outboxes + extra.outboxes
         remaining = queries
         while remaining > 0 or any(extra.outstanding):
-            for conn in wait(readers, timeout=1.0):
+            # `wait` answers with the objects it was given: all of them connections here
+            for conn in cast("list[Connection]", wait(readers, timeout=1.0)):
                 raw = conn.recv_bytes()
                 now = time.perf_counter()
                 qid = int(np.frombuffer(raw[:8], dtype=ID)[0])
@@ -266,7 +268,7 @@ def summary(run: Run) -> dict[str, float | None]:
     }
 
 
-def degraded_accuracy(deployed: bytes, validation: Path, steps: int) -> list[dict[str, float]]:
+def degraded_accuracy(deployed: bytes, validation: Path, steps: int) -> list[dict[str, float | int | str]]:
     """Parity models for k = 2, 3, 4 trained on the validation rows plus the digits rows the demo model
     was trained on as unlabeled inputs, judged on held-out validation rows."""
     with np.load(validation) as npz:
@@ -274,7 +276,7 @@ def degraded_accuracy(deployed: bytes, validation: Path, steps: int) -> list[dic
     digits = (np.asarray(load_digits().data, dtype=np.float64) / 16.0).astype(np.float32)
     seen = {r.tobytes() for r in x}
     unlabeled = np.stack([r for r in digits if r.tobytes() not in seen])
-    out = []
+    out: list[dict[str, float | int | str]] = []
     for k in (2, 3, 4):
         result = train_parity(
             deployed, x, y, task="classification", config=ParityConfig(k=k, steps=steps), unlabeled=unlabeled

@@ -20,9 +20,10 @@ import dataclasses
 import statistics
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import start_ab
-from bench.goals.peers.systems import MODELS_DIR, ROOT
+from bench.goals.peers.systems import MODELS_DIR
 
 
 def main() -> None:

@@ -23,10 +23,11 @@ import argparse
 import time
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas
 from bench.goals.peers.low_rate import idle_cpu
-from bench.goals.peers.systems import MODELS_DIR, ROOT, Server
+from bench.goals.peers.systems import MODELS_DIR, Server
 from infaas.processes.suite import free_port
 
 CONTROL_PLANE = ("planner", "registry", "profiler", "jobs")

@@ -21,10 +21,12 @@ import argparse
 import numpy as np
 import orjson
 
+from bench.common import loadgen as lg
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import start_infaas
-from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, ROOT, lg
+from bench.goals.peers.systems import LOW_RATE, MODELS_DIR
 
 
 def main() -> None:

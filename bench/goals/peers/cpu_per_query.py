@@ -19,9 +19,10 @@ import os
 import time
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas
-from bench.goals.peers.systems import MODELS_DIR, ROOT, Server
+from bench.goals.peers.systems import MODELS_DIR, Server
 
 
 def switches(server: Server) -> dict[str, int]:

@@ -36,9 +36,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas
-from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, ROOT, Endpoint, Server
+from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, Endpoint, Server
 from infaas.processes.suite import free_port
 
 ROUND_S = 6.0

@@ -18,7 +18,8 @@ import onnxruntime as ort
 import orjson
 import psutil
 
-from bench.goals.peers.systems import Endpoint, Server, lg
+from bench.common import loadgen as lg
+from bench.goals.peers.systems import Endpoint, Server
 
 pct = lg.percentile
 

@@ -26,10 +26,11 @@ from typing import Any
 import psutil
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.diagnostics.cpu_priority import set_slice
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, members, pause, start_infaas
-from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, ROOT
+from bench.goals.peers.systems import LOW_RATE, MODELS_DIR
 from infaas.processes.suite import free_port
 
 BACKGROUND = ("registry", "planner", "profiler", "jobs", "redis")

@@ -20,9 +20,10 @@ import time
 from typing import Any
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas
-from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, ROOT
+from bench.goals.peers.systems import LOW_RATE, MODELS_DIR
 from infaas.processes.suite import free_port
 
 CONTROL_PLANE = ("registry", "planner", "profiler", "jobs")

@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+Metric = Callable[[dict[str, Any]], float | None]
+"""One endpoint's record → a metric of it (None: not measured)."""
 
 
 def fmt(value: Any, digits: int = 1) -> str:
@@ -23,7 +27,8 @@ def fmt(value: Any, digits: int = 1) -> str:
 def cpu_us(run: dict[str, Any] | None) -> float:
     if not run or not run.get("ok"):
         return math.nan
-    return sum(run["server_cpu_s"].values()) / run["ok"] * 1e6
+    cpu_s: dict[str, float] = run["server_cpu_s"]
+    return sum(cpu_s.values()) / int(run["ok"]) * 1e6
 
 
 def errors(run: dict[str, Any] | None) -> str:
@@ -82,14 +87,13 @@ def ratios(eps: dict[str, dict[str, Any]], mode: str = "adaptive") -> list[list[
     if ours is None or not peers:
         return None
 
-    def best(key: Any, lower: bool) -> tuple[str, float]:
-        values = [(k, key(r)) for k, r in peers.items()]
-        values = [(k, v) for k, v in values if v is not None and math.isfinite(v)]
+    def best(key: Metric, lower: bool) -> tuple[str, float]:
+        values = [(k, v) for k, r in peers.items() if (v := key(r)) is not None and math.isfinite(v)]
         if not values:
             return "–", math.nan
         return min(values, key=lambda kv: kv[1]) if lower else max(values, key=lambda kv: kv[1])
 
-    metrics = [
+    metrics: list[tuple[str, Metric, bool]] = [
         ("p50 at the low rate (ms)", lambda r: (r.get("low") or {}).get("p50"), True),
         ("p99 at the low rate (ms)", lambda r: (r.get("low") or {}).get("p99"), True),
         ("p99.9 at the low rate (ms)", lambda r: (r.get("low") or {}).get("p999"), True),

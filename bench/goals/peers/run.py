@@ -33,6 +33,7 @@ import platform
 import signal
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,11 @@ import onnxruntime as ort
 import psutil
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
-from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, ROOT, Endpoint, Server
+from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, Endpoint, Server
 from infaas.processes.suite import free_port
+
 
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
@@ -123,7 +126,7 @@ def start_all(
             else:
                 if not (systems.venv(system) / "bin" / "python").exists():
                     raise RuntimeError(
-                        f"no virtualenv at {systems.venv(system)}: run bench/goals/peers/build.py"
+                        f"no virtualenv at {systems.venv(system)}: run python -m bench.goals.peers.build"
                     )
                 server = systems.start_peer(
                     system, free_port(), a.server_core, models_dir, a.models, logs, free_port
@@ -131,7 +134,7 @@ def start_all(
                 mine = systems.endpoints(system, server.port, a.models)
             servers[system] = server
             root = next(iter(server.procs.values()))
-            systems.wait_ready(mine, rows, 300, lambda root=root: _alive(root))
+            systems.wait_ready(mine, rows, 300, partial(_alive, root))
             eps += mine
             server.hold(True)  # idle until measured, so as not to disturb the next one's start
             print(f"{system} {server.version}: ready in {time.monotonic() - t0:.0f} s", flush=True)

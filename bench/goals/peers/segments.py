@@ -32,14 +32,15 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
 from bench.goals.peers.infaas_side import environment, start_infaas
-from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, ROOT
+from bench.goals.peers.systems import LOW_RATE, MODELS_DIR
 
-GATEWAY = ("G0", "Ga", "Gb", "Gc", "Gd", "Ge", "Gf", "Gg", "Gh", "G1", "G2", "G3", "G4")
+GATEWAY: tuple[str, ...] = ("G0", "Ga", "Gb", "Gc", "Gd", "Ge", "Gf", "Gg", "Gh", "G1", "G2", "G3", "G4")
 GATEWAY += ("Gi", "Gj", "Gk", "Gl", "Gm", "Gn")
 EXECUTOR = ("E0", "E1", "E2", "E3", "E4", "E5")
-ORDER = ("G0", "Ga", "Gb", "Gc", "Gd", "Ge", "Gf", "Gg", "Gh", "G1", "G2", *EXECUTOR)
+ORDER: tuple[str, ...] = ("G0", "Ga", "Gb", "Gc", "Gd", "Ge", "Gf", "Gg", "Gh", "G1", "G2", *EXECUTOR)
 ORDER += ("G3", "G4", "Gi", "Gj", "Gk", "Gl", "Gm", "Gn", "G5")
 
 STAMPS = f'''"""Timestamps along the query path (bench/goals/peers/segments.py): one query at a time."""

@@ -19,9 +19,10 @@ import time
 import httpx
 
 from bench.common import peer_models as model_build
+from bench.common.paths import ROOT
 from bench.goals.peers import systems
 from bench.goals.peers.infaas_side import start_ab
-from bench.goals.peers.systems import MODELS_DIR, ROOT
+from bench.goals.peers.systems import MODELS_DIR
 
 SETTING = "INFAAS_AUTH_CACHE_KEEP_WARM_S"
 

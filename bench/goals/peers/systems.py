@@ -289,7 +289,9 @@ def start_peer(
     env = {
         **os.environ,
         "PEERS_MODELS": str(models_dir.resolve()),
-        "PYTHONPATH": str(SERVERS),
+        # the servers by their file names (MLServer's runtime, BentoML's service), and what they share as
+        # `bench.goals.peers.servers.common`
+        "PYTHONPATH": os.pathsep.join([str(SERVERS), str(ROOT)]),
         "RAY_USAGE_STATS_ENABLED": "0",
         "BENTOML_DO_NOT_TRACK": "true",
         "ORT_DISABLE_TELEMETRY": "1",  # as in infaas's processes (infaas/__init__.py)

@@ -12,6 +12,7 @@ import onnxruntime as ort
 import orjson
 import pytest
 
+from bench.common import loadgen as lg
 from bench.common import peer_models as models
 from bench.goals.peers import busy, low_rate, measure, report, segments, systems
 
@@ -54,7 +55,7 @@ def test_each_request_is_framed_and_carries_a_unique_first_feature(system: str, 
             assert head.startswith(f"POST {ep.path} HTTP/1.1".encode())
             assert f"content-length: {len(body)}".encode() in head.lower()
             parsed = orjson.loads(body)
-            assert float(systems.lg.unique_value(i)) in _numbers(parsed)
+            assert float(lg.unique_value(i)) in _numbers(parsed)
             bodies.append(body)
         assert len(set(bodies)) == 3
 

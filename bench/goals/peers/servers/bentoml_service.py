@@ -2,15 +2,17 @@
 adaptive batching: up to 32 rows; its batcher chooses the wait within `max_latency_ms`, set high so that
 it never refuses a query for latency). Body `{"x": [[64 floats]]}` → `[[10 floats]]`.
 
-    cd bench/goals/peers/servers && PEERS_MODELS=… BENTOML_HOME=… \
-        ../../../var/peers/bentoml/venv/bin/bentoml serve bentoml_service:Peers --host 127.0.0.1 --port PORT
+    cd bench/goals/peers/servers && PEERS_MODELS=… BENTOML_HOME=… PYTHONPATH=../../../.. \
+        ../../../../var/peers/bentoml/venv/bin/bentoml serve bentoml_service:Peers \
+        --host 127.0.0.1 --port PORT
 """
 
 from __future__ import annotations
 
 import bentoml
 import numpy as np
-from common import MAX_BATCH, MODELS, Model
+
+from bench.goals.peers.servers.common import MAX_BATCH, MODELS, Model
 
 BATCHED = {"batchable": True, "batch_dim": 0, "max_batch_size": MAX_BATCH, "max_latency_ms": 10_000}
 

@@ -41,4 +41,5 @@ class Model:
         self.run(np.zeros((MAX_BATCH, 64), dtype=np.float32))
 
     def run(self, rows: np.ndarray) -> np.ndarray:
-        return self.session.run(None, {"x": np.ascontiguousarray(rows, dtype=np.float32)})[0]
+        logits: np.ndarray = self.session.run(None, {"x": np.ascontiguousarray(rows, dtype=np.float32)})[0]
+        return logits

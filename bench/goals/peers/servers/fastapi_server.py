@@ -1,7 +1,7 @@
 """FastAPI + uvicorn with the model called inline in the route (no batching): the baseline most people
 write first. `POST /predict/{model}` with `{"inputs": [[64 floats], …]}` → `{"outputs": [[10 floats], …]}`.
 
-    PEERS_MODELS=var/peers/models var/peers/fastapi/venv/bin/python \
+    PEERS_MODELS=var/peers/models PYTHONPATH=. var/peers/fastapi/venv/bin/python \
         bench/goals/peers/servers/fastapi_server.py PORT
 """
 
@@ -11,9 +11,10 @@ import sys
 
 import numpy as np
 import uvicorn
-from common import MODELS, Model
 from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel
+
+from bench.goals.peers.servers.common import MODELS, Model
 
 
 class Request(BaseModel):

@@ -2,7 +2,7 @@
 `POST /{model}/batched` (its dynamic batching: up to 32 rows, 2 ms batch_timeout), body
 `{"inputs": [[64 floats]]}` → `{"outputs": [[10 floats]]}`.
 
-    PEERS_MODELS=var/peers/models PYTHONPATH=bench/goals/peers/servers \
+    PEERS_MODELS=var/peers/models PYTHONPATH=bench/goals/peers/servers:. \
         var/peers/litserve/venv/bin/python bench/goals/peers/servers/litserve_server.py PORT
 """
 
@@ -12,7 +12,8 @@ import sys
 
 import litserve as ls
 import numpy as np
-from common import BATCH_WAIT_S, MAX_BATCH, MODELS, Model
+
+from bench.goals.peers.servers.common import BATCH_WAIT_S, MAX_BATCH, MODELS, Model
 
 
 class OnnxAPI(ls.LitAPI):
@@ -28,7 +29,7 @@ class OnnxAPI(ls.LitAPI):
     def setup(self, device: str) -> None:  # noqa: ARG002 - CPU only
         self.model = Model(self.model_name)
 
-    def decode_request(self, request: dict) -> np.ndarray:
+    def decode_request(self, request: dict[str, list[list[float]]]) -> np.ndarray:
         return np.asarray(request["inputs"], dtype=np.float32)
 
     def batch(self, inputs: list[np.ndarray]) -> np.ndarray:
@@ -40,7 +41,7 @@ class OnnxAPI(ls.LitAPI):
     def unbatch(self, output: np.ndarray) -> list[np.ndarray]:
         return [row[None, :] for row in output]
 
-    def encode_response(self, output: np.ndarray) -> dict:
+    def encode_response(self, output: np.ndarray) -> dict[str, list[list[float]]]:
         return {"outputs": output.tolist()}
 
 

@@ -1,6 +1,6 @@
 """MLServer: a custom runtime (there is no mlserver-onnx package) that runs the model with ONNX Runtime.
 MLServer's own adaptive batching (`max_batch_size` / `max_batch_time` in each model's settings) merges
-queued V2 requests along the first axis and splits the answer; `run_peers.py` writes the model
+queued V2 requests along the first axis and splits the answer; `systems.mlserver_repo` writes the model
 repository (settings.json, one folder per model and mode: `tiny` unbatched, `tiny-batched` …).
 
     POST /v2/models/{model}/infer  {"inputs": [{"name": "x", "shape": [1, 64], "datatype": "FP32",
@@ -9,10 +9,11 @@ repository (settings.json, one folder per model and mode: `tiny` unbatched, `tin
 
 from __future__ import annotations
 
-from common import Model
 from mlserver import MLModel
 from mlserver.codecs import NumpyCodec
 from mlserver.types import InferenceRequest, InferenceResponse
+
+from bench.goals.peers.servers.common import Model
 
 
 class OnnxRuntime(MLModel):
