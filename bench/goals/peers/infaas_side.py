@@ -7,21 +7,30 @@ product's defaults (non-lossy, warm instance 1), profiled, and queried by name
 The app also holds the alternatives (`models.ALTERNATIVES`, cheaper models of the same task), for the
 model-less endpoints: `POST /v1/apps/{app}/infer` with a minimum accuracy a point below the measured
 model's, which any registered model's variant that meets it may answer. That is the model-less advantage,
-reported apart from the named queries."""
+reported apart from the named queries.
+
+Another build of infaas (`Build`: a checkout with its own `.venv`) runs beside this one as the system
+`infaas@NAME` (`--build NAME=PATH`), for before/after comparisons in one run: its suite is started by
+that checkout's python from that checkout's tree (`start_build`), pinned to the server core like this
+build's, and registered and queried the same way over HTTP."""
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import psutil
 
-from bench.goals.peers.systems import Endpoint, Server, signal_all
+from bench.goals.peers.systems import Endpoint, Server, pin, signal_all
 from infaas.core.config import Settings
 from infaas.processes.suite import free_port
 from infaas_cli.launcher import start_suite
@@ -33,6 +42,59 @@ ADMIN_KEY = "adm_peers_bench"
 MODEL_LESS_SLACK = 0.01  # a model-less query asks for the measured model's accuracy less one point
 
 
+@dataclass(frozen=True)
+class Build:
+    """Another checkout of infaas, measured as the system `infaas@<name>`: its tree, whose `.venv` has its
+    own install (`make install` there), and which provides `infaas_cli.launcher.start_suite(settings)`
+    and `infaas.core.config.Settings` read from `INFAAS_*` in the environment."""
+
+    name: str
+    root: Path
+
+    @property
+    def system(self) -> str:
+        return f"{BUILD_PREFIX}{self.name}"
+
+    @property
+    def python(self) -> Path:
+        return self.root / ".venv" / "bin" / "python"
+
+    def commit(self) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(self.root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        )
+        return done.stdout.strip() or "?"
+
+
+BUILD_PREFIX = "infaas@"
+SUITE_SETTINGS = (
+    "var_dir",
+    "admin_key",
+    "gateway_host",
+    "profiler_metrics_port",
+    "executor_port",
+    "executors",
+)
+"""The settings `start_infaas` chooses for a suite (besides its ports), whichever build runs it."""
+
+
+def parse_builds(items: list[str]) -> dict[str, Build]:
+    """`NAME=PATH` items (`--build`) → builds by system name (`infaas@NAME`); refuses a path that is not a
+    checkout with its own virtualenv, so a run does not fail half an hour in."""
+    builds: dict[str, Build] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path or "@" in name:
+            raise SystemExit(f"--build {item!r}: expected NAME=PATH, e.g. before=/tmp/base")
+        build = Build(name, Path(path).expanduser().resolve())
+        if not (build.root / "infaas_cli" / "launcher.py").is_file():
+            raise SystemExit(f"--build {item!r}: {build.root} is not a checkout of infaas")
+        if not build.python.is_file():
+            raise SystemExit(f"--build {item!r}: no {build.python} (run `make install` in that checkout)")
+        builds[build.system] = build
+    return builds
+
+
 def start_infaas(
     core: int,
     client_core: int,
@@ -40,9 +102,12 @@ def start_infaas(
     models_dir: Path,
     models: list[str],
     alternatives: tuple[str, ...] = (),
+    build: Build | None = None,
 ) -> tuple[Server, str]:
+    """The suite of this checkout, or of `build`, started on `core` with its models registered and warm:
+    the running system and the app's key."""
     shutil.rmtree(var_dir, ignore_errors=True)
-    ports = {f"{s}_port": free_port() for s in ("gateway", "registry", "scheduler", "planner")}
+    ports = {s: free_port() for s in ("gateway", "registry", "scheduler", "planner")}
     settings = Settings(
         var_dir=var_dir,
         admin_key=ADMIN_KEY,
@@ -50,25 +115,103 @@ def start_infaas(
         profiler_metrics_port=free_port(),
         executor_port=free_port(consecutive=2),
         executors=1,
-        **ports,  # type: ignore[arg-type]
+        gateway_port=ports["gateway"],
+        registry_port=ports["registry"],
+        scheduler_port=ports["scheduler"],
+        planner_port=ports["planner"],
     )
-    # children inherit the affinity at fork: the whole suite runs on the server core, this process not
-    os.sched_setaffinity(0, {core})
+    if build is None:
+        # children inherit the affinity at fork: the whole suite runs on the server core, this process not
+        os.sched_setaffinity(0, {core})
+        try:
+            suite = start_suite(settings)
+        finally:
+            os.sched_setaffinity(0, {client_core})
+        procs = {name: psutil.Process(p.pid) for name, p in suite.procs.items()}
+        if suite.redis_proc is not None:
+            procs["redis"] = psutil.Process(suite.redis_proc.pid)
+        server = Server("infaas", settings.gateway_port, procs, suite.stop, version="this build")
+    else:  # the same settings, given to that build through the environment its processes read
+        names = [*SUITE_SETTINGS, *(f"{s}_port" for s in ports)]
+        server = start_build(build, core, {f"INFAAS_{n.upper()}": str(getattr(settings, n)) for n in names})
+    url = f"http://127.0.0.1:{server.port}"
     try:
-        suite = start_suite(settings)
-    finally:
-        os.sched_setaffinity(0, {client_core})
-    url = f"http://127.0.0.1:{settings.gateway_port}"
-    procs = {name: psutil.Process(p.pid) for name, p in suite.procs.items()}
-    if suite.redis_proc is not None:
-        procs["redis"] = psutil.Process(suite.redis_proc.pid)
-    server = Server("infaas", settings.gateway_port, procs, suite.stop, version="this build")
-    try:
-        key = register(url, settings.admin_key or "", models_dir, [*models, *alternatives])
+        key = register(url, ADMIN_KEY, models_dir, [*models, *alternatives])
     except BaseException:
-        suite.stop()
+        server.stop()
         raise
     return server, key
+
+
+SUITE_CHILD = """
+import json, signal, sys
+from infaas.core.config import Settings
+from infaas_cli.launcher import start_suite
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+suite = start_suite(Settings())
+try:
+    procs = {name: proc.pid for name, proc in suite.procs.items()}
+    if suite.redis_proc is not None:
+        procs["redis"] = suite.redis_proc.pid
+    print("SUITE " + json.dumps({"port": suite.settings.gateway_port, "procs": procs}), flush=True)
+    sys.stdin.read()  # until the bench closes it, or exits
+finally:
+    suite.stop()
+"""
+"""Run by another build's python in its tree: starts that build's suite as this process's own children
+(no supervisor: the bench's own suite has none either), says where it is, and stops it when its standard
+input closes, which it also does when the bench dies."""
+
+
+def start_build(build: Build, core: int, env: dict[str, str], timeout_s: float = 300) -> Server:
+    """`build`'s suite, with `env` (its settings) on top of this environment, started by that checkout's
+    python with that tree as its working directory and first on its path (the suite's processes run
+    `python -m` from there), and every process on `core` (the affinity is inherited)."""
+    var_dir = Path(env["INFAAS_VAR_DIR"])
+    var_dir.mkdir(parents=True, exist_ok=True)
+    child_env = {**os.environ, **env, "PYTHONPATH": str(build.root)}
+    child_env.pop("VIRTUAL_ENV", None)
+    with open(var_dir / "launcher.log", "ab") as log:
+        proc = subprocess.Popen(
+            [str(build.python), "-c", SUITE_CHILD],
+            cwd=build.root,
+            env=child_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            start_new_session=True,
+            preexec_fn=pin(core),
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def stop() -> None:
+        if proc.stdin is not None and not proc.stdin.closed:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        line = proc.stdout.readline().decode(errors="replace") if ready else ""
+        if line.startswith("SUITE "):
+            started = json.loads(line.removeprefix("SUITE "))
+            break
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop()
+            raise RuntimeError(f"{build.system} did not start; see {var_dir / 'launcher.log'}")
+    procs = {str(name): psutil.Process(int(pid)) for name, pid in started["procs"].items()}
+    return Server(
+        build.system, int(started["port"]), procs, stop, version=f"{build.root} at {build.commit()}"
+    )
 
 
 @contextmanager
@@ -210,7 +353,9 @@ def events(port: int, limit: int = 300) -> list[dict[str, object]]:
     return found
 
 
-def model_less_endpoints(port: int, key: str, accuracy: dict[str, float]) -> list[Endpoint]:
+def model_less_endpoints(
+    port: int, key: str, accuracy: dict[str, float], system: str = "infaas"
+) -> list[Endpoint]:
     """Per measured model (name → its accuracy): a query to the app, no model named, that asks for that
     accuracy less `MODEL_LESS_SLACK`. Its answers are compared with the measured model's all the same."""
     out = []
@@ -222,7 +367,7 @@ def model_less_endpoints(port: int, key: str, accuracy: dict[str, float]) -> lis
 
         out.append(
             Endpoint(
-                "infaas",
+                system,
                 "model-less",
                 model,
                 port,

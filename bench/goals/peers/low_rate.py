@@ -15,9 +15,13 @@ each alike:
     .venv/bin/python -m bench.goals.peers.low_rate --peer fastapi --models tiny fixed heavy --rounds 6 \
         --also INFAAS_EXECUTOR_MODE=embedded
 
-`--also` adds a second infaas suite with other settings, measured in the same rounds: each suite is
-paused (SIGSTOP, as for `alone`) while the other's rounds run, and the peer "beside the idle suite" runs
-beside the first (default) suite only.
+`--also` adds a second infaas suite with other settings, and `--build NAME=PATH` the suite of another
+checkout (its own `.venv`, its own code: `infaas_side.Build`) as `infaas@NAME`, for a before/after in
+one run; each is measured in the same rounds. Each suite is paused (SIGSTOP, as for `alone`) while the
+others' rounds run, and the peer "beside the idle suite" runs beside the first (default) suite only.
+
+    .venv/bin/python -m bench.goals.peers.low_rate --peer fastapi --models tiny --rounds 12 \
+        --build before=/tmp/base
 
 Each ratio comes with a 90 % interval: the rounds resampled with replacement (round i of each condition
 kept together, as they ran minutes apart at most), the pooled percentiles' ratio of each resample. An
@@ -38,7 +42,14 @@ import numpy as np
 from bench.common import peer_models as model_build
 from bench.common.paths import ROOT
 from bench.goals.peers import measure, systems
-from bench.goals.peers.infaas_side import PAUSABLE_HEARTBEAT_TTL_S, environment, pause, start_infaas
+from bench.goals.peers.infaas_side import (
+    PAUSABLE_HEARTBEAT_TTL_S,
+    Build,
+    environment,
+    parse_builds,
+    pause,
+    start_infaas,
+)
 from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, Endpoint, Server
 from infaas.processes.suite import free_port
 
@@ -130,6 +141,8 @@ def report(pooled: dict[str, dict[str, list[list[float]]]], peer: str, labels: l
             print(f"  {peer} {said:22s} {summary(_pool(got[peer_label]))}")
             for label in labels:
                 print(f"      {label}/{peer} {said}: {ratios(got[label], got[peer_label])}")
+        for label in labels[1:]:
+            print(f"  {labels[0]}/{label}: {ratios(got[labels[0]], got[label])}")
 
 
 def idle_cpu(server: Server, seconds: float = 10.0) -> dict[str, float]:
@@ -153,6 +166,13 @@ def main() -> None:
         help="also measure a second infaas suite with these settings (repeatable for several settings),\n"
         "e.g. INFAAS_EXECUTOR_MODE=embedded: each suite is paused while the other's rounds run",
     )
+    p.add_argument(
+        "--build",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="also measure the suite of another checkout of infaas with its own .venv, as infaas@NAME",
+    )
     p.add_argument("--report", type=Path, help="print the ratios of a kept run (its rounds-*.json) and exit")
     a = systems.parse_pinned(p)
     if a.report is not None:
@@ -164,24 +184,26 @@ def main() -> None:
     logs.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("INFAAS_HEARTBEAT_TTL_S", PAUSABLE_HEARTBEAT_TTL_S)
     also = dict(item.split("=", 1) for item in a.also)
-    labels = ["infaas"] + (
-        ["infaas " + ",".join(f"{k.removeprefix('INFAAS_').lower()}={v}" for k, v in also.items())]
-        if also
-        else []
-    )
+    builds = parse_builds(a.build)
+    specs: list[tuple[str, dict[str, str], Build | None]] = [("infaas", {}, None)]
+    if also:
+        settings = ",".join(f"{k.removeprefix('INFAAS_').lower()}={v}" for k, v in also.items())
+        specs.append((f"infaas {settings}", also, None))
+    specs += [(system, {}, build) for system, build in builds.items()]
+    labels = [label for label, _, _ in specs]
     servers: dict[str, Server] = {}
     keys: dict[str, str] = {}
     try:
-        for label, env in zip(labels, ({}, also), strict=False):
+        for i, (label, env, build) in enumerate(specs):
+            for started in servers.values():
+                pause(started, True)  # while the next suite starts and registers
             with environment(env):
-                var = ROOT / "var" / "peers" / ("low_rate" if env == {} else "low_rate-also")
+                var = ROOT / "var" / "peers" / ("low_rate" if i == 0 else f"low_rate-{i}")
                 servers[label], keys[label] = start_infaas(
-                    a.server_core, a.client_core, var, MODELS_DIR, a.models
+                    a.server_core, a.client_core, var, MODELS_DIR, a.models, build=build
                 )
-            if len(labels) > 1 and env == {}:
-                pause(servers[label], True)  # while the second suite starts and registers
-        if len(labels) > 1:
-            pause(servers["infaas"], False)
+        for started in servers.values():
+            pause(started, False)
         servers[a.peer] = systems.start_peer(
             a.peer, free_port(), a.server_core, MODELS_DIR, a.models, logs, free_port
         )
@@ -229,7 +251,9 @@ def main() -> None:
         report(pooled, a.peer, labels)
         print(f"(rounds kept in {kept.relative_to(ROOT)})")
     finally:
-        for server in servers.values():
+        for label, server in servers.items():
+            if label in labels:
+                pause(server, False)  # a paused suite would not hear its SIGTERM
             server.stop()
 
 

@@ -1,6 +1,7 @@
 """Tables and plots of a `run.py` result: per model, every endpoint's numbers, then infaas's ratios to the
 best peer of the same run (lower is better for latency, higher for rates), for its named-model queries and,
-apart, for its model-less ones, and one plot per model.
+apart, for its model-less ones, and one plot per model. Another build measured beside it (`--build`) gets
+the same ratios, and this build's ratios to it.
 
     .venv/bin/python -m bench.goals.peers.report var/peers/results.json --plots docs/img
 """
@@ -13,6 +14,8 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench.goals.peers.systems import is_infaas
 
 Metric = Callable[[dict[str, Any]], float | None]
 """One endpoint's record → a metric of it (None: not measured)."""
@@ -74,16 +77,32 @@ def endpoint_rows(eps: dict[str, dict[str, Any]], known: dict[str, float]) -> li
     return rows
 
 
-def ours_of(eps: dict[str, dict[str, Any]], mode: str = "adaptive") -> dict[str, Any] | None:
-    """infaas's record: its named-model queries (`adaptive`) or its model-less ones."""
+def ours_of(
+    eps: dict[str, dict[str, Any]], mode: str = "adaptive", system: str = "infaas"
+) -> dict[str, Any] | None:
+    """An infaas suite's record (this build's, or `infaas@NAME`'s): its named-model queries (`adaptive`)
+    or its model-less ones."""
     return next(
-        (r for r in eps.values() if r["system"] == "infaas" and r.get("mode", "adaptive") == mode), None
+        (r for r in eps.values() if r["system"] == system and r.get("mode", "adaptive") == mode), None
     )
 
 
-def ratios(eps: dict[str, dict[str, Any]], mode: str = "adaptive") -> list[list[str]] | None:
-    ours = ours_of(eps, mode)
-    peers = {k: r for k, r in eps.items() if r["system"] != "infaas"}
+def builds(eps: dict[str, dict[str, Any]]) -> list[str]:
+    """The other builds measured beside this one (`run.py --build`), in the order they were measured."""
+    return list(dict.fromkeys(r["system"] for r in eps.values() if r["system"].startswith("infaas@")))
+
+
+def ratios(
+    eps: dict[str, dict[str, Any]], mode: str = "adaptive", system: str = "infaas", against: str | None = None
+) -> list[list[str]] | None:
+    """`system`'s ratios to the best peer of the run, per metric; with `against` (another infaas system),
+    to that system's record of the same mode instead: a build against a build."""
+    ours = ours_of(eps, mode, system)
+    if against is None:
+        peers = {k: r for k, r in eps.items() if not is_infaas(r["system"])}
+    else:
+        theirs = ours_of(eps, mode, against)
+        peers = {} if theirs is None else {against: theirs}
     if ours is None or not peers:
         return None
 
@@ -118,9 +137,9 @@ def ratios(eps: dict[str, dict[str, Any]], mode: str = "adaptive") -> list[list[
     return out
 
 
-def infaas_cpu(eps: dict[str, dict[str, Any]]) -> list[list[str]]:
+def infaas_cpu(eps: dict[str, dict[str, Any]], system: str = "infaas") -> list[list[str]]:
     """CPU per query of each infaas process, at the low rate and in the fastest passing search run."""
-    ours = ours_of(eps)
+    ours = ours_of(eps, system=system)
     if ours is None or not ours.get("low"):
         return []
     runs = [("low rate", ours["low"])]
@@ -178,7 +197,7 @@ def plot(model: str, eps: dict[str, dict[str, Any]], slo_ms: float, path: Path) 
     colors = [
         ("tab:orange" if eps[k]["mode"] == "model-less" else "tab:red")
         if eps[k]["system"] == "infaas"
-        else "tab:gray"
+        else ("tab:purple" if is_infaas(eps[k]["system"]) else "tab:gray")
         for k in labels
     ]
     right.barh(list(y), [eps[k].get("max_rate") or 0 for k in labels], color=colors, label="open loop")
@@ -194,7 +213,10 @@ def plot(model: str, eps: dict[str, dict[str, Any]], slo_ms: float, path: Path) 
     right.invert_yaxis()
     right.set_xlabel(f"highest rate with p99 ≤ {slo_ms:.0f} ms, no errors (q/s)")
     right.legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"{model}: infaas (red; model-less orange) and its peers on one pinned core, one run")
+    fig.suptitle(
+        f"{model}: infaas (red; model-less orange; other builds purple) and its peers on one pinned core, "
+        "one run"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -213,7 +235,8 @@ def main() -> None:
     )
     print(f"versions: {res.get('versions')}; skipped: {res.get('skipped') or 'none'}")
     print(f"idle CPU (cores): {res.get('idle_cpu_cores')}\n")
-    known = {v: a for m in res.get("infaas_variants", {}).values() for v, a in m.get("variants", {}).items()}
+    listed = [res.get("infaas_variants", {}), *res.get("build_variants", {}).values()]
+    known = {v: a for per in listed for m in per.values() for v, a in m.get("variants", {}).items()}
     for model, eps in res.get("endpoints", {}).items():
         info = res["models"][model]
         print(
@@ -236,22 +259,27 @@ def main() -> None:
                 endpoint_rows(eps, known),
             )
         )
-        r = ratios(eps)
-        if r:
-            print()
-            print(table(["infaas against the best peer", "infaas", "best peer", "ratio"], r))
-        r = ratios(eps, "model-less")
-        if r:
-            print()
-            print(table(["infaas model-less against the best peer", "infaas", "best peer", "ratio"], r))
+        for system in ["infaas", *builds(eps)]:
+            for mode, said in (("adaptive", ""), ("model-less", " model-less")):
+                r = ratios(eps, mode, system)
+                if r:
+                    print()
+                    print(table([f"{system}{said} against the best peer", system, "best peer", "ratio"], r))
+        for other in builds(eps):
+            for mode, said in (("adaptive", ""), ("model-less", " model-less")):
+                r = ratios(eps, mode, "infaas", against=other)
+                if r:
+                    print()
+                    print(table([f"infaas{said} against {other}", "infaas", other, "ratio"], r))
         gains = batching_gain(eps)
         if gains:
             print()
             print(table(["peer", "batching on / off: max rate at the SLO", "closed-loop throughput"], gains))
-        cpu = infaas_cpu(eps)
-        if cpu:
-            print()
-            print(table(["infaas run", "CPU µs per query by process", "total"], cpu))
+        for system in ["infaas", *builds(eps)]:
+            cpu = infaas_cpu(eps, system)
+            if cpu:
+                print()
+                print(table([f"{system} run", "CPU µs per query by process", "total"], cpu))
         print()
         if a.plots:
             a.plots.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,15 @@ JSON file; `report.py` turns it into the tables and plots of docs/benchmarks.md.
     .venv/bin/python -m bench.goals.peers.build            # once: the peers' virtualenvs
     .venv/bin/python -m bench.goals.peers.run              # ~28 min; --quick for a smoke run
     .venv/bin/python -m bench.goals.peers.report var/peers/results.json
+
+Before/after in one run: `--build NAME=PATH` names another checkout (with its own `.venv`), measured as
+the system `infaas@NAME` beside this build, in the same interleaved rounds:
+
+    .venv/bin/python -m bench.goals.peers.run --systems infaas infaas@before fastapi --build before=/tmp/base
+
+With more than one infaas suite, only one runs at a time: the measured one when an infaas endpoint is
+measured, this build's when a peer is, the others paused whole (SIGSTOP, with a heartbeat TTL that
+outlasts the pause), so each sees the same background as in a run with one suite.
 """
 
 from __future__ import annotations
@@ -43,14 +52,31 @@ import psutil
 
 from bench.common import peer_models as model_build
 from bench.common.paths import ROOT
-from bench.goals.peers import measure, systems
+from bench.goals.peers import infaas_side, measure, systems
 from bench.goals.peers.systems import LOW_RATE, MODELS_DIR, Endpoint, Server
 from infaas.processes.suite import free_port
+
+PAUSED_SUITE_HEARTBEAT_TTL_S = "900"
+"""With several infaas suites, each is paused while the others and the peers are measured: up to a whole
+rotation of a phase over every endpoint (minutes in the max-rate search), longer than the pause that
+`infaas_side.PAUSABLE_HEARTBEAT_TTL_S` is set for. Silent workers count as gone only after it."""
 
 
 def parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--systems", nargs="+", default=["infaas", *systems.PEERS])
+    p.add_argument(
+        "--systems",
+        nargs="+",
+        default=["infaas", *systems.PEERS],
+        help="infaas (this build), infaas@NAME (a --build), or peers: " + " ".join(systems.PEERS),
+    )
+    p.add_argument(
+        "--build",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="another checkout of infaas with its own .venv, measured as the system infaas@NAME",
+    )
     p.add_argument("--models", nargs="+", default=list(model_build.SPECS))
     p.add_argument(
         "--model-less",
@@ -76,6 +102,10 @@ def parse() -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=ROOT / "var" / "peers" / "results.json")
     p.add_argument("--quick", action="store_true", help="smoke run: 2 s phases, 2 search runs")
     a = p.parse_args()
+    a.builds = infaas_side.parse_builds(a.build)
+    unknown = [s for s in a.systems if s.startswith(infaas_side.BUILD_PREFIX) and s not in a.builds]
+    if unknown:
+        p.error(f"{', '.join(unknown)}: no --build NAME=PATH for them")
     if a.quick:
         a.low_s, a.closed_s, a.search_runs, a.search_s, a.low_rounds = 2.0, 1.0, 2, 1.0, 1
     return a
@@ -109,20 +139,19 @@ def start_all(
     for system in a.systems:
         t0 = time.monotonic()
         try:
-            if system == "infaas":
-                from bench.goals.peers.infaas_side import model_less_endpoints, start_infaas
-
-                server, key = start_infaas(
+            if systems.is_infaas(system):
+                server, key = infaas_side.start_infaas(
                     a.server_core,
                     a.client_core,
-                    ROOT / "var" / "peers" / "infaas",
+                    ROOT / "var" / "peers" / system,
                     models_dir,
                     a.models,
                     alternatives(a),
+                    build=a.builds.get(system),
                 )
-                mine = systems.endpoints("infaas", server.port, a.models, {"Authorization": f"Bearer {key}"})
+                mine = systems.endpoints(system, server.port, a.models, {"Authorization": f"Bearer {key}"})
                 less = {m: float(manifest[m]["accuracy"]) for m in a.model_less if m in a.models}
-                mine += model_less_endpoints(server.port, key, less)
+                mine += infaas_side.model_less_endpoints(server.port, key, less, system)
             else:
                 if not (systems.venv(system) / "bin" / "python").exists():
                     raise RuntimeError(
@@ -157,17 +186,26 @@ def idle_cpu(servers: dict[str, Server], seconds: float) -> dict[str, float]:
 
 
 class Focus:
-    """Keeps only the measured system's peer processes running (the others SIGSTOPped)."""
+    """Keeps only the measured system running beside the infaas suite: the other peers' processes
+    SIGSTOPped. With several infaas suites (`--build`), one of them runs at a time: the measured one, or
+    the first of `--systems` while a peer is measured; the others are paused whole (`infaas_side.pause`),
+    so that every system meets the background of one idle suite, as in a run with one."""
 
-    def __init__(self, servers: dict[str, Server]) -> None:
+    def __init__(self, servers: dict[str, Server], suites: list[str]) -> None:
         self.servers = servers
+        self.suites = suites
         self.current: str | None = "(all running)"
 
     def __call__(self, system: str | None) -> None:
+        """`None`: no peer running (between phases)."""
         if system == self.current:
             return
+        awake = system if system in self.suites else next(iter(self.suites), None)
         for name, server in self.servers.items():
-            server.hold(name != system)
+            if name not in self.suites:
+                server.hold(name != system)
+            elif len(self.suites) > 1:
+                infaas_side.pause(server, name != awake)
         self.current = system
         time.sleep(0.3)
 
@@ -218,7 +256,7 @@ def measure_model(
                 rows,
                 low,
                 a.low_s,
-                keep_bodies=ep.system == "infaas",
+                keep_bodies=systems.is_infaas(ep.system),
                 keep_latencies=True,
             )
             records[ep.label]["low_rounds"].append(r)
@@ -260,6 +298,8 @@ def measure_model(
 
 def main() -> None:
     a = parse()
+    if sum(systems.is_infaas(s) for s in a.systems) > 1:  # suites are paused while another is measured
+        os.environ.setdefault("INFAAS_HEARTBEAT_TTL_S", PAUSED_SUITE_HEARTBEAT_TTL_S)
     # stopped by a signal (also when started in the background, where SIGINT is ignored), the servers
     # this run started are still stopped by the `finally` below
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -287,14 +327,17 @@ def main() -> None:
     try:
         result["versions"] = {k: s.version for k, s in servers.items()}
         result["skipped"] = skipped
+        suites = [s for s in a.systems if s in servers and systems.is_infaas(s)]
+        measured = [*a.models, *alternatives(a)]
         if "infaas" in servers:
-            from bench.goals.peers.infaas_side import variants
-
-            result["infaas_variants"] = variants(servers["infaas"].port, [*a.models, *alternatives(a)])
+            result["infaas_variants"] = infaas_side.variants(servers["infaas"].port, measured)
+        result["build_variants"] = {
+            s: infaas_side.variants(servers[s].port, measured) for s in suites if s != "infaas"
+        }
         for server in servers.values():
             server.hold(False)
         result["idle_cpu_cores"] = idle_cpu(servers, 2.0 if a.quick else 5.0)
-        focus = Focus(servers)
+        focus = Focus(servers, suites)
         focus(None)
         print(f"idle CPU (cores): { {k: round(v, 3) for k, v in result['idle_cpu_cores'].items()} }")
         runner = measure.Runner(a.server_core, a.connections, a.pause, result["idle_cpu_cores"])
@@ -308,11 +351,12 @@ def main() -> None:
             records.clear()
             _write(a.out, result)
         if "infaas" in servers:
-            from bench.goals.peers.infaas_side import events
-
-            result["infaas_events"] = events(servers["infaas"].port)
+            result["infaas_events"] = infaas_side.events(servers["infaas"].port)
+        result["build_events"] = {s: infaas_side.events(servers[s].port) for s in suites if s != "infaas"}
     finally:
-        for server in servers.values():
+        for name, server in servers.items():
+            if systems.is_infaas(name):
+                infaas_side.pause(server, False)  # a paused process would not hear its SIGTERM
             server.stop()
     result["loadavg_end"] = os.getloadavg()
     result["minutes"] = (time.monotonic() - t_start) / 60

@@ -46,6 +46,13 @@ BATCHING = {
     "ray": ("off", "on"),
 }
 SENTINEL = b"@" * len(lg.unique_value(0))
+
+
+def is_infaas(system: str) -> bool:
+    """This build's suite (`infaas`) or another build's (`infaas@NAME`, `infaas_side.Build`)."""
+    return system == "infaas" or system.startswith("infaas@")
+
+
 MAX_BATCH, BATCH_WAIT_S = 32, 0.002  # as in servers/common.py: the batching peers' settings
 
 
@@ -68,7 +75,7 @@ class Endpoint:
             return f"{self.system} model-less"
         return (
             self.system
-            if self.mode in ("adaptive", "off") and self.system in ("infaas", "fastapi")
+            if self.mode in ("adaptive", "off") and (is_infaas(self.system) or self.system == "fastapi")
             else f"{self.system} b={self.mode}"
         )
 
@@ -113,7 +120,7 @@ def endpoints(
         for mode in BATCHING.get(system, ("adaptive",)):
             batched = mode == "on"
             suffix = "batched" if batched else "plain"
-            if system == "infaas":  # outputs: {output name: rows}
+            if is_infaas(system):  # outputs: {output name: rows}
                 ep = Endpoint(
                     system,
                     mode,
@@ -209,7 +216,7 @@ class Server:
         poll when idle (LitServe's workers, Ray's loops), which would land on the measured one's core.
         infaas is not paused here: its processes watch each other's heartbeats, so a suite is paused
         only whole and when it runs with a heartbeat TTL that outlasts the pause (`infaas_side.pause`)."""
-        if self.system == "infaas":
+        if is_infaas(self.system):
             return
         signal_all(self.family(), paused)
 

@@ -14,7 +14,7 @@ import pytest
 
 from bench.common import loadgen as lg
 from bench.common import peer_models as models
-from bench.goals.peers import busy, low_rate, measure, report, segments, systems
+from bench.goals.peers import busy, infaas_side, low_rate, measure, report, segments, systems
 
 
 @pytest.fixture(scope="module")
@@ -280,3 +280,65 @@ def test_segments_keep_only_queries_whose_stamps_are_all_there_and_in_order() ->
     assert parts["E0 → E1"].tolist() == pytest.approx([10.0])  # one query kept, in µs
     assert parts["G0 → G5 (server)"].tolist() == pytest.approx([10.0 * (len(segments.ORDER) - 1)])
     assert len(parts) == len(segments.ORDER)  # every consecutive pair, and the whole
+
+
+def _checkout(root: Path, *, venv: bool = True) -> Path:
+    (root / "infaas_cli").mkdir(parents=True)
+    (root / "infaas_cli" / "launcher.py").write_text("")
+    if venv:
+        (root / ".venv" / "bin").mkdir(parents=True)
+        (root / ".venv" / "bin" / "python").write_text("")
+    return root
+
+
+def test_a_build_is_a_checkout_with_its_own_virtualenv_measured_as_infaas_at_its_name(tmp_path: Path) -> None:
+    base = _checkout(tmp_path / "base")
+    builds = infaas_side.parse_builds([f"before={base}"])
+    assert list(builds) == ["infaas@before"]
+    build = builds["infaas@before"]
+    assert (build.name, build.root, build.python) == ("before", base, base / ".venv" / "bin" / "python")
+    assert (
+        systems.is_infaas(build.system) and systems.is_infaas("infaas") and not systems.is_infaas("fastapi")
+    )
+
+
+@pytest.mark.parametrize("item", ["before", "=/tmp", "before=", "a@b=/tmp", "nowhere=/nonexistent/checkout"])
+def test_a_build_that_is_not_a_checkout_is_refused_before_anything_starts(item: str) -> None:
+    with pytest.raises(SystemExit):
+        infaas_side.parse_builds([item])
+
+
+def test_a_checkout_without_its_own_virtualenv_is_refused(tmp_path: Path) -> None:
+    bare = _checkout(tmp_path / "bare", venv=False)
+    with pytest.raises(SystemExit, match="make install"):
+        infaas_side.parse_builds([f"bare={bare}"])
+
+
+def test_another_builds_endpoints_are_infaas_endpoints_under_its_own_name() -> None:
+    (named,) = systems.endpoints("infaas@before", 8123, ["tiny"], {"Authorization": "Bearer k"})
+    (ours,) = systems.endpoints("infaas", 8124, ["tiny"], {"Authorization": "Bearer k"})
+    assert (named.label, named.path, named.headers) == ("infaas@before", ours.path, ours.headers)
+    (less,) = infaas_side.model_less_endpoints(8123, "k", {"tiny": 0.9}, "infaas@before")
+    assert less.label == "infaas@before model-less"
+    assert named.logits(b'{"outputs": {"logits": [[0,1,2,3,4,5,6,7,8,9]]}}').shape == (1, 10)
+
+
+def test_a_build_is_compared_with_the_best_peer_and_this_build_with_it() -> None:
+    def rec(system: str, p50: float, max_rate: float) -> dict[str, object]:
+        low = {"p50": p50, "p99": 2 * p50, "p999": 3 * p50, "ok": 10, "server_cpu_s": {"x": 0.01}}
+        return {"system": system, "low": low, "max_rate": max_rate, "closed": {"throughput": max_rate}}
+
+    eps = {
+        "infaas": rec("infaas", 2.0, 300),
+        "infaas@before": rec("infaas@before", 2.5, 200),
+        "a": rec("a", 4.0, 100),
+    }
+    assert report.builds(eps) == ["infaas@before"]
+    to_peer = {r[0]: r for r in report.ratios(eps) or []}
+    assert to_peer["p50 at the low rate (ms)"][2].endswith("(a)")  # another build is never "the best peer"
+    theirs = {r[0]: r for r in report.ratios(eps, system="infaas@before") or []}
+    assert theirs["highest rate with p99 ≤ SLO (q/s)"][3] == "2.00×"
+    after = {r[0]: r for r in report.ratios(eps, against="infaas@before") or []}
+    assert after["p50 at the low rate (ms)"][2].endswith("(infaas@before)")
+    assert after["p50 at the low rate (ms)"][3] == "0.80×"
+    assert after["highest rate with p99 ≤ SLO (q/s)"][3] == "1.50×"
