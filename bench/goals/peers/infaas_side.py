@@ -179,6 +179,7 @@ def start_build(build: Build, core: int, env: dict[str, str], timeout_s: float =
             env=child_env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            bufsize=0,  # unbuffered: `select` then sees every line the child writes
             stderr=log,
             start_new_session=True,
             preexec_fn=pin(core),

@@ -209,6 +209,12 @@ class Focus:
         self.current = system
         time.sleep(0.3)
 
+    def wake(self) -> None:
+        """Every suite running again (a paused one answers nothing), the peers as they are."""
+        for name in self.suites:
+            infaas_side.pause(self.servers[name], False)
+        self.current = "(all running)"
+
 
 def rotate(items: list[Endpoint], k: int) -> list[Endpoint]:
     k %= max(1, len(items))
@@ -350,6 +356,7 @@ def main() -> None:
             result.setdefault("endpoints", {})[model] = dict(records)
             records.clear()
             _write(a.out, result)
+        focus.wake()
         if "infaas" in servers:
             result["infaas_events"] = infaas_side.events(servers["infaas"].port)
         result["build_events"] = {s: infaas_side.events(servers[s].port) for s in suites if s != "infaas"}
