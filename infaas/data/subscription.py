@@ -73,4 +73,4 @@ async def keep_subscribed(
             await asyncio.sleep(retry_s)
         finally:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(pubsub.aclose(), timeout=CLOSE_WAIT_S)  # type: ignore[no-untyped-call]
+                await asyncio.wait_for(pubsub.aclose(), timeout=CLOSE_WAIT_S)
