@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
 import redis
 
-from infaas_cli.demo_models import DemoModel, build_demo_models
+if TYPE_CHECKING:  # imported where it trains: torch is no import for a test that trains nothing
+    from infaas_cli.demo_models import DemoModel
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -49,7 +51,10 @@ def redis_base_url() -> str:
 
 @pytest.fixture(scope="session")
 def demo_models() -> list[DemoModel]:
-    """The three demo models, trained once and cached under ./var like `make run` does."""
+    """The three demo models, trained once and cached under ./var like `make run` does (minutes on a
+    fresh checkout: integration and end-to-end tests only, tests/unit/conftest.py refuses them)."""
+    from infaas_cli.demo_models import build_demo_models
+
     return build_demo_models(ROOT / "var" / "demo-models")
 
 

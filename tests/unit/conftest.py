@@ -4,6 +4,11 @@ Settings come only from what each test passes. A test that connects or binds a s
 `socket.create_connection`, or through asyncio's `create_connection`/`create_server`) fails: it belongs in
 `tests/integration/<area>/`. `socket.socketpair` stays allowed: every asyncio event loop makes one for
 its self-pipe, and on Linux it neither binds nor connects.
+
+Nor do unit tests train a model: the demo models (`demo_models`, `small_model` in tests/conftest.py) take
+minutes to train, so a unit test that asks for them, or reaches their training another way, fails. A unit
+test builds the tiny model it needs in milliseconds (an `onnx.helper` graph, a seeded torch module); a test
+whose subject is the training itself belongs in `tests/integration/`.
 """
 
 from __future__ import annotations
@@ -11,10 +16,39 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import pytest
+
+NO_TRAINING = (
+    "unit tests train no model (the demo models take minutes): build a tiny one in the test, or move a "
+    "test whose subject is training to tests/integration/"
+)
+
+
+@pytest.fixture(scope="session")
+def demo_models() -> NoReturn:
+    pytest.fail(f"asked for the demo models: {NO_TRAINING}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def small_model() -> NoReturn:
+    pytest.fail(f"asked for a demo model: {NO_TRAINING}", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_demo_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build_demo_models` called directly fails where it would train (a cache it finds complete is
+    read, not trained: that costs milliseconds)."""
+    module = sys.modules.get("infaas_cli.demo_models")  # loaded by whichever test module imports it
+    if module is not None:
+
+        def refused(*_args: Any, **_kwargs: Any) -> NoReturn:
+            pytest.fail(f"trained a demo model: {NO_TRAINING}", pytrace=False)
+
+        monkeypatch.setattr(module, "_train", refused)
 
 
 @pytest.fixture(autouse=True)

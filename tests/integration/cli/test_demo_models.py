@@ -1,8 +1,12 @@
-"""Tests for infaas_cli.demo_models: real training, ONNX export, TorchScript parity and caching."""
+"""Tests for infaas_cli.demo_models: real training, ONNX export, TorchScript parity and caching.
+
+The three models are the suite's own (the session's `demo_models`, trained once per checkout under
+./var), copied to a directory of this module's; `test_rebuilds_a_missing_file` trains one from scratch."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 from pathlib import Path
 
@@ -22,8 +26,11 @@ from infaas_cli.demo_models import (
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("demo-models")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory, demo_models: list[DemoModel]) -> Path:
+    trained = demo_models[0].onnx_path.parent
+    copy = tmp_path_factory.mktemp("demo") / "demo-models"
+    shutil.copytree(trained, copy, ignore=shutil.ignore_patterns(".demo.lock"))
+    return copy
 
 
 @pytest.fixture(scope="module")
