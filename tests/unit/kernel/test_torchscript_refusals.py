@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from infaas.runtimes.engines import make_runtime, refuses_input
-from tests.token_model import VOCAB, token_model, token_rows
+from tests.token_model import VOCAB, counted_token_model, token_rows
 
 
 def test_an_id_past_the_table_is_the_querys_error(tmp_path: Path) -> None:
-    model = token_model(tmp_path)
+    model = counted_token_model(tmp_path)
     runtime = make_runtime(
         model.torchscript,
         runtime="torchscript",

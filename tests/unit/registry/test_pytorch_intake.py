@@ -14,12 +14,12 @@ import torch
 
 from infaas.core.errors import InvalidInput, InvalidModel
 from services.registry.intake.checks import check_upload
-from tests.token_model import TokenModel, accuracy, token_model
+from tests.token_model import TokenModel, accuracy, counted_token_model
 
 
 @pytest.fixture(scope="module")
 def tokens(tmp_path_factory: pytest.TempPathFactory) -> TokenModel:
-    return token_model(tmp_path_factory.mktemp("tokens"))
+    return counted_token_model(tmp_path_factory.mktemp("tokens"))
 
 
 def _onnx_answers(onnx_bytes: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -53,7 +53,7 @@ def test_two_inputs_of_their_own_names_and_dtypes_and_a_tuple_of_outputs(
 
 
 def test_a_label_before_the_scores_is_served_scores_first_through_onnx(tmp_path: Path) -> None:
-    model = token_model(tmp_path, label_first=True)
+    model = counted_token_model(tmp_path, label_first=True)
     checked = check_upload(model.torchscript.read_bytes(), model.validation.read_bytes(), "classification")
     assert [(s.name, s.dtype) for s in checked.signature.outputs] == [
         ("output_1", "float32"),
