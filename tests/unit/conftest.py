@@ -9,6 +9,9 @@ Nor do unit tests train a model: the demo models (`demo_models`, `small_model` i
 minutes to train, so a unit test that asks for them, or reaches their training another way, fails. A unit
 test builds the tiny model it needs in milliseconds (an `onnx.helper` graph, a seeded torch module); a test
 whose subject is the training itself belongs in `tests/integration/`.
+
+Nor do they wait on real timers: a test whose subject takes time (a reload every 0.1 s, a short wait for a
+source that hangs) runs its event loop on virtual time (`virtual_time`) and moves that clock instead.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import asyncio
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any, NoReturn
 
 import pytest
+
+from tests.unit.virtual_time import VirtualTime, install
 
 NO_TRAINING = (
     "unit tests train no model (the demo models take minutes): build a tiny one in the test, or move a "
@@ -98,3 +103,11 @@ def socket_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     yield guard
     if guard.attempts:
         pytest.fail(f"{guard.test} opened network sockets: {'; '.join(guard.attempts)}", pytrace=False)
+
+
+@pytest.fixture
+async def virtual_time() -> AsyncIterator[VirtualTime]:
+    """The test's event loop on virtual time (tests/unit/virtual_time.py): timers fire without waiting."""
+    clock, restore = install(asyncio.get_running_loop())
+    yield clock
+    restore()

@@ -14,6 +14,7 @@ from gateway.ttl_cache import Source, TTLCache, stale_usable
 from infaas.core.errors import InfaasError, Unauthorized, Unavailable
 from infaas.schemas.api import Principal
 from tests.unit.gateway.cache_fakes import Clock
+from tests.unit.virtual_time import VirtualTime
 
 
 class Registry:
@@ -169,6 +170,7 @@ class Hangs:
         return "fresh"
 
 
+@pytest.mark.usefixtures("virtual_time")  # the short wait times out once nothing else can run
 async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_answer_is_kept(
     clock: Clock,
 ) -> None:
@@ -196,6 +198,7 @@ async def test_a_registry_that_hangs_is_waited_for_only_briefly_and_its_late_ans
     assert await cache.get("k", registry.hanging) == "fresh"
 
 
+@pytest.mark.usefixtures("virtual_time")
 async def test_once_a_look_up_finds_the_registry_hung_no_other_cache_waits_for_it(clock: Clock) -> None:
     """The key, app and model caches read one registry: after the key's reload ran out its short wait,
     the app's expired entry answers at once (its own wait is an hour here: waiting would hang the test)
@@ -262,19 +265,22 @@ class KeyRegistry:
         return self.keys[key]
 
 
-async def test_a_key_kept_warm_is_never_older_than_the_ttl_so_revoking_it_still_takes_effect() -> None:
+async def test_a_key_kept_warm_is_never_older_than_the_ttl_so_revoking_it_still_takes_effect(
+    virtual_time: VirtualTime,
+) -> None:
     """Keeping a sparse caller's key warm moves the registry read off its queries, not the revocation:
     a key revoked while nobody queries is refused within the TTL."""
     registry = KeyRegistry()
     auth = Authenticator(registry, ttl_s=0.2, failures_per_minute=100, keep_warm_s=5.0)  # type: ignore[arg-type]
+    for cache in (auth.keys, auth.apps, auth.models, auth.pipelines):
+        cache.clock = virtual_time  # the loop's timers and the caches' ages on one (virtual) clock
     assert (await auth.principal("Bearer sk_live", None)).app == "shop"
-    await asyncio.sleep(0.45)  # past two TTLs, no query: re-verified in the background meanwhile
-    assert registry.verified >= 3
-    verified = registry.verified
+    await virtual_time.advance(0.45)  # past two TTLs, no query: re-verified in the background meanwhile
+    assert registry.verified == 5  # on the query, then every half TTL: at 0.1, 0.2, 0.3 and 0.4
     assert (await auth.principal("Bearer sk_live", None)).app == "shop"
-    assert registry.verified == verified  # answered from the cache, no registry read on the query
+    assert registry.verified == 5  # answered from the cache, no registry read on the query
     del registry.keys["sk_live"]
-    await asyncio.sleep(0.25)
+    await virtual_time.advance(0.25)
     with pytest.raises(Unauthorized):
         await auth.principal("Bearer sk_live", None)
-    assert registry.verified > verified
+    assert registry.verified > 5

@@ -1,4 +1,4 @@
-"""The gateway's TTL cache, driven by a fake clock."""
+"""The gateway's TTL cache, driven by a fake clock (and its keep-warm timers by the loop's virtual time)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from gateway.ttl_cache import TTLCache
 from tests.unit.gateway.cache_fakes import Clock, Loader
+from tests.unit.virtual_time import VirtualTime
 
 
 async def test_hit_within_ttl_does_not_call_the_loader(clock: Clock, loader: Loader) -> None:
@@ -164,40 +165,44 @@ async def test_failed_refresh_keeps_the_value_until_it_expires_then_reports(
         await cache.get("k", loader("k"))
 
 
-# ------------------------------------------------------------------ kept warm (real loop timers and clock)
+# ---------------------------------------------------- kept warm (the loop's timers, on virtual time)
 
 
-async def test_an_entry_used_within_keep_warm_is_reloaded_with_no_query_to_trigger_it(loader: Loader) -> None:
+async def test_an_entry_used_within_keep_warm_is_reloaded_with_no_query_to_trigger_it(
+    loader: Loader, virtual_time: VirtualTime
+) -> None:
     """A sparse caller (one query per TTL and more) never finds its entry expired: it was reloaded in the
     background meanwhile, and the query is answered from the cache without waiting for a load."""
-    cache: TTLCache[str] = TTLCache(0.2, refresh_after_s=0.1, keep_warm_s=5.0)
+    cache: TTLCache[str] = TTLCache(0.2, refresh_after_s=0.1, keep_warm_s=5.0, clock=virtual_time)
     assert await cache.get("k", loader("k")) == "k#1"
-    await asyncio.sleep(0.55)  # past two TTLs, no query
-    assert len(loader.calls) >= 4  # reloaded every refresh interval
-    calls = len(loader.calls)
+    await virtual_time.advance(0.55)  # past two TTLs, no query
+    assert loader.calls == ["k"] * 6  # reloaded every refresh interval: at 0.1, 0.2, ... 0.5
     slow = Loader()
     slow.fail = True  # a query that had to load would raise: it must be answered from the cache
-    value = await cache.get("k", slow("k"))
-    assert value.startswith("k#") and value != "k#1"
-    assert slow.calls == [] and len(loader.calls) == calls
+    assert await cache.get("k", slow("k")) == "k#6"
+    assert slow.calls == [] and len(loader.calls) == 6
 
 
-async def test_an_entry_unused_for_keep_warm_goes_cold_and_expires(loader: Loader) -> None:
-    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=0.15)
+async def test_an_entry_unused_for_keep_warm_goes_cold_and_expires(
+    loader: Loader, virtual_time: VirtualTime
+) -> None:
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=0.17, clock=virtual_time)
     await cache.get("k", loader("k"))
-    await asyncio.sleep(0.5)
-    calls = len(loader.calls)
-    assert 2 <= calls <= 5  # reloaded while recently used, then no more
-    await asyncio.sleep(0.3)
-    assert len(loader.calls) == calls
-    assert await cache.get("k", loader("k")) == f"k#{calls + 1}"  # expired: this query loads it
+    await virtual_time.advance(0.52)
+    # reloaded at 0.05, 0.10 and 0.15, while its last use (the query at 0) was within keep_warm_s
+    assert loader.calls == ["k"] * 4
+    await virtual_time.advance(0.32)
+    assert len(loader.calls) == 4
+    assert await cache.get("k", loader("k")) == "k#5"  # expired: this query loads it
 
 
-async def test_values_not_worth_keeping_warm_are_not_reloaded(loader: Loader) -> None:
+async def test_values_not_worth_keeping_warm_are_not_reloaded(
+    loader: Loader, virtual_time: VirtualTime
+) -> None:
     """An unknown API key (None) is not re-verified in the background: a caller inventing keys would
     otherwise make every gateway ask the registry about each of them forever."""
     cache: TTLCache[str | None] = TTLCache(
-        0.1, refresh_after_s=0.05, keep_warm_s=5.0, keep_warm_if=lambda v: v is not None
+        0.1, refresh_after_s=0.05, keep_warm_s=5.0, keep_warm_if=lambda v: v is not None, clock=virtual_time
     )
 
     async def unknown() -> str | None:
@@ -206,66 +211,71 @@ async def test_values_not_worth_keeping_warm_are_not_reloaded(loader: Loader) ->
 
     assert await cache.get("x", unknown) is None
     assert await cache.get("k", loader("k")) == "k#2"
-    await asyncio.sleep(0.3)
+    await virtual_time.advance(0.32)
     assert loader.calls.count("x") == 1
-    assert loader.calls.count("k") >= 3
+    assert loader.calls.count("k") == 7  # loaded, then reloaded every 0.05 s
 
 
-async def test_at_most_max_warm_entries_are_kept_warm(loader: Loader) -> None:
-    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=5.0, max_warm=2)
+async def test_at_most_max_warm_entries_are_kept_warm(loader: Loader, virtual_time: VirtualTime) -> None:
+    cache: TTLCache[str] = TTLCache(
+        0.1, refresh_after_s=0.05, keep_warm_s=5.0, max_warm=2, clock=virtual_time
+    )
     for key in ("a", "b", "c"):
         await cache.get(key, loader(key))
-    await asyncio.sleep(0.3)
-    assert loader.calls.count("a") >= 3 and loader.calls.count("b") >= 3
+    await virtual_time.advance(0.32)
+    assert loader.calls.count("a") == 7 and loader.calls.count("b") == 7
     assert loader.calls.count("c") == 1
 
 
-async def test_a_failed_background_reload_is_retried_and_the_value_expires_at_its_ttl(loader: Loader) -> None:
+async def test_a_failed_background_reload_is_retried_and_the_value_expires_at_its_ttl(
+    loader: Loader, virtual_time: VirtualTime
+) -> None:
     """Keeping warm never serves a value past its TTL: with the source down, the entry expires as it would
     without, and the next query gets the error (no stale serving configured here)."""
-    cache: TTLCache[str] = TTLCache(0.3, refresh_after_s=0.05, keep_warm_s=5.0)
+    cache: TTLCache[str] = TTLCache(0.3, refresh_after_s=0.05, keep_warm_s=5.0, clock=virtual_time)
     await cache.get("k", loader("k"))
     loader.fail = True
-    await asyncio.sleep(0.4)
+    await virtual_time.advance(0.4)
     with pytest.raises(RuntimeError, match="registry down"):
         await cache.get("k", loader("k"))
 
 
-async def test_dropping_an_entry_stops_keeping_it_warm(loader: Loader) -> None:
-    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=5.0)
+async def test_dropping_an_entry_stops_keeping_it_warm(loader: Loader, virtual_time: VirtualTime) -> None:
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=5.0, clock=virtual_time)
     await cache.get("k", loader("k"))
     cache.drop("k")
-    await asyncio.sleep(0.25)
+    await virtual_time.advance(0.25)
     assert loader.calls == ["k"]
 
 
 async def test_a_load_under_way_when_the_entry_is_dropped_does_not_put_the_old_value_back() -> None:
     """`PATCH /v1/apps/{app}` drops the gateway's entry: a background reload that had read the app before
     the change must not cache it again for a TTL."""
-    release = asyncio.Event()
-    reads: list[str] = []
+    release, returned = asyncio.Event(), asyncio.Event()
     source = {"app": "old"}
 
     async def load() -> str:
-        reads.append(source["app"])
         value = source["app"]
         await release.wait()
+        returned.set()  # the cache's reload ends in this same step, before the test runs again
         return value
 
     cache: TTLCache[str] = TTLCache(10.0, refresh_after_s=0.0)
     release.set()
     assert await cache.get("app", load) == "old"
     release.clear()
+    returned.clear()
     assert await cache.get("app", load) == "old"  # refresh due: a background reload starts, reading "old"
     await asyncio.sleep(0)
     source["app"] = "new"
     cache.drop("app")
     release.set()
-    await asyncio.sleep(0.01)  # the old read completes after the drop
+    async with asyncio.timeout(10):  # bounds a broken run only
+        await returned.wait()  # the old read completes after the drop
     assert await cache.get("app", load) == "new"
 
 
-async def test_closing_stops_keeping_warm_and_cancels_the_loads_under_way() -> None:
+async def test_closing_stops_keeping_warm_and_cancels_the_loads_under_way(virtual_time: VirtualTime) -> None:
     release, calls = asyncio.Event(), []
 
     async def slow() -> str:
@@ -273,15 +283,15 @@ async def test_closing_stops_keeping_warm_and_cancels_the_loads_under_way() -> N
         await release.wait()
         return "v"
 
-    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=10.0)
+    cache: TTLCache[str] = TTLCache(0.1, refresh_after_s=0.05, keep_warm_s=10.0, clock=virtual_time)
     first = asyncio.create_task(cache.get("k", slow))
     await asyncio.sleep(0)
     release.set()
     assert await first == "v"
     release.clear()
-    await asyncio.sleep(0.08)  # its keep-warm reload started, and hangs on `release`
+    await virtual_time.advance(0.08)  # its keep-warm reload started (at 0.05), and hangs on `release`
     assert len(calls) == 2 and cache._refreshing
     await cache.aclose()
     assert not cache._refreshing and not cache._timers
-    await asyncio.sleep(0.2)  # past two TTLs: nothing reloads it any more
+    await virtual_time.advance(0.2)  # past two TTLs: nothing reloads it any more
     assert len(calls) == 2

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 
@@ -10,7 +9,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from infaas.metrics.buffer import BUFFER as GLOBAL
 from infaas.metrics.buffer import MetricBuffer, flushing
-from tests.polling import async_wait_for
+from tests.unit.virtual_time import VirtualTime
 
 BUCKETS = (0.001, 0.005, 0.01, 0.1, 1.0)
 
@@ -66,22 +65,19 @@ def test_flush_writes_what_direct_calls_write() -> None:
     assert _same(_samples(buffered), _samples(direct))
 
 
-def test_flushing_writes_periodically_and_at_the_end() -> None:
+async def test_flushing_writes_periodically_and_at_the_end(virtual_time: VirtualTime) -> None:
     registry = CollectorRegistry()
     counter = Counter("periodic_total", "c", registry=registry)
 
     def value() -> float | None:
         return registry.get_sample_value("periodic_total")
 
-    async def scenario() -> list[float | None]:
-        seen = []
-        async with flushing(every_s=0.05):
-            GLOBAL.inc(counter, 2)
-            seen.append(value())
-            await async_wait_for(lambda: value() == 2.0, what="a periodic flush")
-            seen.append(value())
-            GLOBAL.inc(counter)
-        seen.append(value())
-        return seen
-
-    assert asyncio.run(scenario()) == [0.0, 2.0, 3.0]
+    async with flushing(every_s=0.05):
+        GLOBAL.inc(counter, 2)
+        assert value() == 0.0
+        await virtual_time.advance(0.04)
+        assert value() == 0.0  # not flushed before its period
+        await virtual_time.advance(0.02)
+        assert value() == 2.0  # flushed at 0.05, with no write of the test's
+        GLOBAL.inc(counter)
+    assert value() == 3.0  # and once more at the end of the block
