@@ -11,7 +11,6 @@ import sys
 import tempfile
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -45,7 +44,9 @@ def test_the_watcher_hears_every_write_end_close(monkeypatch: pytest.MonkeyPatch
     try:
         thread = lifeline.watch(lost.set)
         assert thread is not None
-        assert not lost.wait(0.2)  # the launcher lives: nothing happens
+        # The launcher lives: nothing happens. A real wait, the one in this tier: that nothing happens is
+        # seen only over some time (the watcher blocks in read(), which has no event to wait on).
+        assert not lost.wait(0.2)
         assert lifeline.read_end() == read  # a child passes on what it was given, creates nothing
         os.close(write)
         assert lost.wait(5)
@@ -78,6 +79,7 @@ CHILD = textwrap.dedent(
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the graceful stop a service would make
     lifeline.watch()
+    print("watching", flush=True)
     time.sleep(120)
     """
 )
@@ -92,10 +94,11 @@ def test_children_of_a_sigkilled_parent_stop() -> None:
         env={**os.environ, "PYTHONPATH": root},
     )
     assert parent.stdout is not None
-    pids = [int(p) for p in parent.stdout.readline().split()]
-    children = [psutil.Process(p) for p in pids]
+    # The parent's line (both children started) and the child's (its watch begun), in either order.
+    lines = sorted(parent.stdout.readline().split() for _ in range(2))
+    assert lines[1] == [b"watching"], lines
+    children = [psutil.Process(int(p)) for p in lines[0]]
     try:
-        time.sleep(0.5)
         assert all(c.is_running() for c in children)  # alive while the parent lives
         parent.send_signal(signal.SIGKILL)
         parent.wait()
@@ -105,6 +108,8 @@ def test_children_of_a_sigkilled_parent_stop() -> None:
 
         wait_for(lambda: all(gone(c) for c in children), what="the orphans gone", timeout_s=10)
     finally:
+        parent.kill()
+        parent.wait()
         parent.stdout.close()
         for c in children:
             if c.is_running():
