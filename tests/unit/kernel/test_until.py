@@ -8,29 +8,27 @@ import time
 import pytest
 
 from infaas.core.aio import until
+from tests.unit.virtual_time import VirtualTime
 
 
-def test_an_answer_in_time_is_returned_and_its_timer_is_gone() -> None:
-    async def scenario() -> tuple[str, bool]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[str] = loop.create_future()
-        loop.call_later(0.01, future.set_result, "answer")
-        got = await until(future, time.perf_counter() + 0.5)
-        await asyncio.sleep(0.6)  # past the deadline: a timer left behind would fail on a done future
-        return got, future.cancelled()
+async def test_an_answer_in_time_is_returned_and_its_timer_is_gone(virtual_time: VirtualTime) -> None:
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+    loop.call_later(0.01, future.set_result, "answer")
+    assert await until(future, time.perf_counter() + 0.5) == "answer"
+    assert not future.cancelled()
+    # Nothing of it is left on the loop: a deadline timer kept alive would still be scheduled.
+    assert [h for h in loop._scheduled if not h.cancelled()] == []  # type: ignore[attr-defined]
+    await virtual_time.advance(0.6)  # past the deadline: nothing fires
+    assert future.result() == "answer"
 
-    assert asyncio.run(scenario()) == ("answer", False)
 
-
-def test_no_answer_by_the_deadline_is_a_timeout_and_a_late_one_is_ignored() -> None:
-    async def scenario() -> bool:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[str] = loop.create_future()
-        with pytest.raises(TimeoutError):
-            await until(future, time.perf_counter() + 0.05)
-        return future.done()  # whoever answers late checks `done()` first (the dispatcher's listeners)
-
-    assert asyncio.run(scenario())
+@pytest.mark.usefixtures("virtual_time")
+async def test_no_answer_by_the_deadline_is_a_timeout_and_a_late_one_is_ignored() -> None:
+    future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    with pytest.raises(TimeoutError):
+        await until(future, time.perf_counter() + 0.05)
+    assert future.done()  # whoever answers late checks `done()` first (the dispatcher's listeners)
 
 
 def test_a_deadline_already_past_times_out_at_once() -> None:
