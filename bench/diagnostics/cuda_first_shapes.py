@@ -8,7 +8,7 @@ each size (a new shape) and the second (seen). ONNX Runtime's CUDA convolutions 
 last shape only, so a size seen before costs a new plan again once another size ran in between: a
 second table runs the sizes in turn (each run a different size than the one before), through the
 runtime the executor serves with (heuristic search), as batches come and padded to the max batch 64
-(`infaas.runtimes.engines.padded_batch`). Needs a CUDA GPU and onnxruntime-gpu (the `gpu` extra);
+(`infaas.runtimes.providers.padded_batch`). Needs a CUDA GPU and onnxruntime-gpu (the `gpu` extra);
 elsewhere it says why and exits.
 
     .venv/bin/python -m bench.diagnostics.cuda_first_shapes [--repeats 1]
@@ -25,8 +25,10 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from infaas.runtimes.engines import load_gpu_libraries, make_runtime
+from infaas.runtimes.base import RuntimeSpec
 from infaas.runtimes.hardware import cuda_unavailable_reason
+from infaas.runtimes.onnx_runtime import load_gpu_libraries
+from infaas.runtimes.registry import build_runtime
 from infaas_cli.demo_models import build_demo_models
 
 SIZES = (1, 3, 7, 13, 29, 64)
@@ -51,15 +53,10 @@ def run_once(onnx_path: Path, x: np.ndarray, mode: str) -> tuple[list[float], li
 
 def in_turn(onnx_path: Path, x: np.ndarray, pad_to: int | None) -> list[float]:
     """ms per run of the served runtime, the sizes in turn `TURNS` times, after each ran once."""
-    runtime = make_runtime(
-        onnx_path,
-        runtime="onnxruntime",
-        hardware="cuda",
-        threads=1,
-        optimization="all",
-        provider="CUDAExecutionProvider",
-        pad_to=pad_to,
+    spec = RuntimeSpec(
+        runtime="onnxruntime", provider="CUDAExecutionProvider", optimization="all", pad_to=pad_to
     )
+    runtime = build_runtime(onnx_path, spec)
     runtime.load()
     for size in SIZES:
         runtime.run({"x": x[:size]})

@@ -15,19 +15,20 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from infaas.runtimes.engines import make_runtime
+from infaas.runtimes.base import RuntimeSpec
+from infaas.runtimes.registry import build_runtime
 from infaas_cli.demo_models import build_demo_models
 from services.profiler.memory import ProbeSpec, measure_memory
 
 MIB = 1 << 20
 
 
-def in_process(path: Path, runtime: str, batches: list[int], x: np.ndarray) -> int:
+def in_process(path: Path, spec: RuntimeSpec, batches: list[int], x: np.ndarray) -> int:
     """The old way: RSS after the runs minus RSS before the load, in this (long-lived) process."""
     process = psutil.Process()
     gc.collect()
     before = process.memory_info().rss
-    model = make_runtime(path, runtime=runtime, hardware="cpu", threads=1, optimization="all")
+    model = build_runtime(path, spec)
     model.load()
     peak = process.memory_info().rss
     for b in batches:
@@ -52,21 +53,15 @@ def main() -> None:
     )
     print("| --- | --- | ---: | ---: | --- | ---: |")
     for model in models:
-        for runtime, path in (("onnxruntime", model.onnx_path), ("torchscript", model.torchscript_path)):
-            old = in_process(path, runtime, batches, x)
-            spec = ProbeSpec(
-                path=str(path),
-                runtime=runtime,
-                hardware="cpu",
-                threads=1,
-                optimization="all",
-                provider="CPUExecutionProvider",
-                precision="fp32",
-                input_names=["x"],
-                output_names=["y"],
-            )
+        forms = (
+            ("onnxruntime", "CPUExecutionProvider", model.onnx_path),
+            ("torchscript", "torch-cpu", model.torchscript_path),
+        )
+        for runtime, provider, path in forms:
+            built = RuntimeSpec(runtime=runtime, provider=provider, optimization="all")
+            old = in_process(path, built, batches, x)
             start = time.perf_counter()
-            new = measure_memory(spec, {"x": x}, batches)
+            new = measure_memory(ProbeSpec(path=str(path), runtime=built), {"x": x}, batches)
             took = time.perf_counter() - start
             per_batch = " / ".join(f"{new.by_batch[b] / MIB:.2f}" for b in batches)
             print(

@@ -88,10 +88,11 @@ def isolate(core: int, nice: int) -> None:
 def server(conn: Connection, requests: Connection, onnx_path: str, core: int, levels: int, nice: int) -> None:
     """The server process: profile, then serve each point main asks for (c threads, n requests)."""
     isolate(core, nice)
-    from infaas.runtimes.engines import make_runtime
+    from infaas.runtimes.base import RuntimeSpec
+    from infaas.runtimes.registry import build_runtime
     from services.profiler.profiling import measure_concurrency
 
-    rt = make_runtime(Path(onnx_path), runtime="onnxruntime", hardware="cpu", threads=1, optimization="basic")
+    rt = build_runtime(Path(onnx_path), RuntimeSpec(runtime="onnxruntime", provider="CPUExecutionProvider"))
     rt.load()
     sample = {"x": np.random.default_rng(0).standard_normal((1, 64)).astype(np.float32)}
     for _ in range(30):

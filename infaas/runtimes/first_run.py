@@ -2,7 +2,7 @@
 allocate their arenas and pick kernels on the first run of each shape, which costs a cold query
 milliseconds to tens of milliseconds (a warm instance must not make its first query pay for it).
 
-One row and a full batch are run. A GPU variant pads every batch to its max batch (engines.py
+One row and a full batch are run. A GPU variant pads every batch to its max batch (providers.py
 `padded_batch`), so both runs are its one shape: warming other sizes would not help there, since ONNX
 Runtime's CUDA convolutions keep the plan of the last shape only."""
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from infaas.runtimes.engines import Runtime
+from infaas.runtimes.base import Runtime
 
 
 def zero_inputs(signature_key: str, rows: int) -> dict[str, np.ndarray] | None:

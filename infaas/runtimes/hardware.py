@@ -20,8 +20,9 @@ from functools import lru_cache
 
 import psutil
 
-KINDS: tuple[str, ...] = ("cpu", "cuda", "neuron")
-CUDA_PROVIDER = "CUDAExecutionProvider"
+from infaas.runtimes.providers import CUDA, TENSORRT, hardware_kinds
+
+KINDS: tuple[str, ...] = hardware_kinds()
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def cuda_devices(
         return readings
     if not readings:
         return "NVML lists no GPU"
-    if CUDA_PROVIDER not in providers:
+    if CUDA.name not in providers:
         return "this ONNX Runtime build has no CUDA execution provider (install the `gpu` extra)"
     return tuple(sorted(readings, key=lambda g: g.index))
 
@@ -131,19 +132,16 @@ def cuda_unavailable_reason() -> str | None:
     return found if isinstance(found, str) else None
 
 
-TENSORRT_LIBRARY = "libnvinfer.so.10"
-"""What ONNX Runtime's TensorRT provider (1.20 and later) loads: TensorRT 10."""
-
-
 def tensorrt_unavailable_reason() -> str | None:
     """None when ONNX Runtime's TensorRT provider can run here. GPU builds of ONNX Runtime always list
-    the provider, whether TensorRT itself is installed or not, so the library is loaded to tell."""
-    if "TensorrtExecutionProvider" not in ort_providers():
+    the provider, whether TensorRT itself is installed or not, so its library is loaded to tell."""
+    if TENSORRT.name not in ort_providers():
         return "this ONNX Runtime build has no TensorRT execution provider"
-    try:
-        ctypes.CDLL(TENSORRT_LIBRARY)
-    except OSError:
-        return f"TensorRT is not installed ({TENSORRT_LIBRARY} not found)"
+    if TENSORRT.library is not None:
+        try:
+            ctypes.CDLL(TENSORRT.library)
+        except OSError:
+            return f"TensorRT is not installed ({TENSORRT.library} not found)"
     return None
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infaas.runtimes.engines import Runtime
+from infaas.runtimes.base import Runtime
 from infaas.schemas.variants import VariantProfile
 from services.executor.queries import Query
 

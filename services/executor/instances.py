@@ -16,8 +16,9 @@ from infaas.core.aio import stop_tasks
 from infaas.core.errors import Conflict
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore
-from infaas.runtimes.engines import Runtime, runtime_for
+from infaas.runtimes.base import Runtime
 from infaas.runtimes.first_run import first_run
+from infaas.runtimes.registry import runtime_for
 from infaas.schemas.variants import VariantProfile
 from services.executor import metrics
 from services.executor.batching import AIMD

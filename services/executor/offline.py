@@ -27,7 +27,8 @@ from prometheus_client import Counter
 
 from infaas.core.errors import InvalidInput, NotFound, Unavailable
 from infaas.data import store
-from infaas.runtimes.engines import Runtime, runtime_for
+from infaas.runtimes.base import Runtime
+from infaas.runtimes.registry import runtime_for
 from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import decode_frame, encode_frame
 from services.executor.instances import InstanceHost

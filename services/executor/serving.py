@@ -16,7 +16,8 @@ from typing import Any, Protocol
 import numpy as np
 import redis.asyncio as aioredis
 
-from infaas.runtimes.engines import Runtime, refuses_input
+from infaas.runtimes.base import Runtime
+from infaas.runtimes.registry import refuses_input
 from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import encode_frame
 from services.executor import metrics

@@ -1,6 +1,7 @@
 """Variant generators: plug-ins that turn one registered model into runnable forms.
 
-Each generator names the hardware its forms run on and can say why it is unavailable (its SDK or
+Each generator makes forms on execution providers (rows of infaas/runtimes/providers.py, which give
+each form its runtime plug-in and hardware kind) and can say why it is unavailable (its SDK or
 hardware missing). The batch-size and thread dimensions are added afterwards by `expand`; what a
 generator makes is a *candidate*: an artifact plus how to run it. Every candidate's accuracy is later
 measured on the validation set by the profiler, never copied from the parent.
@@ -21,6 +22,8 @@ import onnx
 import onnxruntime as ort
 
 from infaas.runtimes.hardware import tensorrt_unavailable_reason
+from infaas.runtimes.providers import CPU, CUDA, NEURON, TENSORRT, TORCH_CPU, TORCH_CUDA, ExecutionProvider
+from infaas.runtimes.registry import plugin_running
 from infaas.wire.tensors import Signature
 
 
@@ -47,10 +50,17 @@ class Candidate:
     precision: str
     data: bytes
 
+    @classmethod
+    def on(
+        cls, generator: str, provider: ExecutionProvider, optimization: str, precision: str, data: bytes
+    ) -> Candidate:
+        """A form run on `provider`: by the runtime plug-in that runs it, on its hardware kind."""
+        runtime = plugin_running(provider).name
+        return cls(generator, runtime, provider.name, provider.hardware, optimization, precision, data)
+
 
 class VariantGenerator(ABC):
     name: ClassVar[str]
-    hardware: ClassVar[str]
 
     def unavailable_reason(self) -> str | None:
         """None when this generator can run here (the hardware itself is checked by the profiler)."""
@@ -79,7 +89,7 @@ def _ort_saved(source: Path, level: ort.GraphOptimizationLevel) -> bytes:
         options.graph_optimization_level = level
         options.optimized_model_filepath = str(out)
         options.log_severity_level = 3
-        ort.InferenceSession(str(source), sess_options=options, providers=["CPUExecutionProvider"])
+        ort.InferenceSession(str(source), sess_options=options, providers=[CPU.name])
 
     return _written(optimize)
 
@@ -88,7 +98,6 @@ class OrtCpuGraphOptimizations(VariantGenerator):
     """ONNX Runtime on CPU at graph optimization levels basic, extended and all, saved optimized."""
 
     name = "ort-graph-opt"
-    hardware = "cpu"
     LEVELS: ClassVar[dict[str, ort.GraphOptimizationLevel]] = {
         "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
         "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
@@ -98,15 +107,7 @@ class OrtCpuGraphOptimizations(VariantGenerator):
     def generate(self, source: SourceModel) -> list[Candidate]:
         assert source.onnx_path is not None
         return [
-            Candidate(
-                self.name,
-                "onnxruntime",
-                "CPUExecutionProvider",
-                "cpu",
-                level,
-                "fp32",
-                _ort_saved(source.onnx_path, ort_level),
-            )
+            Candidate.on(self.name, CPU, level, "fp32", _ort_saved(source.onnx_path, ort_level))
             for level, ort_level in self.LEVELS.items()
         ]
 
@@ -115,7 +116,6 @@ class OrtInt8Dynamic(VariantGenerator):
     """int8 weights, activations quantized on the fly (no calibration)."""
 
     name = "ort-int8-dynamic"
-    hardware = "cpu"
 
     def generate(self, source: SourceModel) -> list[Candidate]:
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -123,9 +123,7 @@ class OrtInt8Dynamic(VariantGenerator):
         onnx_path = source.onnx_path
         assert onnx_path is not None
         data = _written(lambda out: quantize_dynamic(onnx_path, out, weight_type=QuantType.QInt8))
-        return [
-            Candidate(self.name, "onnxruntime", "CPUExecutionProvider", "cpu", "basic", "int8-dynamic", data)
-        ]
+        return [Candidate.on(self.name, CPU, "basic", "int8-dynamic", data)]
 
 
 class _Calibration:
@@ -145,7 +143,6 @@ class OrtInt8Static(VariantGenerator):
     """int8 QDQ with activation ranges calibrated on part of the validation set."""
 
     name = "ort-int8-static"
-    hardware = "cpu"
 
     def generate(self, source: SourceModel) -> list[Candidate]:
         from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
@@ -162,9 +159,7 @@ class OrtInt8Static(VariantGenerator):
                 weight_type=QuantType.QInt8,
             )
         )
-        return [
-            Candidate(self.name, "onnxruntime", "CPUExecutionProvider", "cpu", "basic", "int8-static", data)
-        ]
+        return [Candidate.on(self.name, CPU, "basic", "int8-static", data)]
 
 
 def _fp16(source: Path) -> bytes:
@@ -178,29 +173,12 @@ class OrtCuda(VariantGenerator):
     """ONNX Runtime's CUDA provider, fp32 and fp16 (inputs and outputs stay fp32)."""
 
     name = "ort-cuda"
-    hardware = "cuda"
 
     def generate(self, source: SourceModel) -> list[Candidate]:
         assert source.onnx_path is not None
         return [
-            Candidate(
-                self.name,
-                "onnxruntime",
-                "CUDAExecutionProvider",
-                "cuda",
-                "all",
-                "fp32",
-                source.onnx_path.read_bytes(),
-            ),
-            Candidate(
-                self.name,
-                "onnxruntime",
-                "CUDAExecutionProvider",
-                "cuda",
-                "all",
-                "fp16",
-                _fp16(source.onnx_path),
-            ),
+            Candidate.on(self.name, CUDA, "all", "fp32", source.onnx_path.read_bytes()),
+            Candidate.on(self.name, CUDA, "all", "fp16", _fp16(source.onnx_path)),
         ]
 
 
@@ -208,7 +186,6 @@ class OrtTensorRT(VariantGenerator):
     """ONNX Runtime's TensorRT provider (engines built at load), fp32 and fp16."""
 
     name = "ort-tensorrt"
-    hardware = "cuda"
 
     def unavailable_reason(self) -> str | None:
         return tensorrt_unavailable_reason()
@@ -216,49 +193,32 @@ class OrtTensorRT(VariantGenerator):
     def generate(self, source: SourceModel) -> list[Candidate]:
         assert source.onnx_path is not None
         data = source.onnx_path.read_bytes()
-        return [
-            Candidate(self.name, "onnxruntime", "TensorrtExecutionProvider", "cuda", "all", precision, data)
-            for precision in ("fp32", "fp16")
-        ]
+        return [Candidate.on(self.name, TENSORRT, "all", precision, data) for precision in ("fp32", "fp16")]
 
 
 class TorchScriptVariants(VariantGenerator):
     """The uploaded PyTorch model itself (TorchScript), on CPU; `TorchScriptCuda` on the GPU."""
 
     name = "torchscript-cpu"
-    hardware = "cpu"
-    device = "cpu"
+    provider: ClassVar[ExecutionProvider] = TORCH_CPU
 
     def applies(self, source: SourceModel) -> bool:
         return source.torchscript_path is not None
 
     def generate(self, source: SourceModel) -> list[Candidate]:
         assert source.torchscript_path is not None
-        provider = f"torch-{self.device}"
-        return [
-            Candidate(
-                self.name,
-                "torchscript",
-                provider,
-                self.hardware,
-                "jit",
-                "fp32",
-                source.torchscript_path.read_bytes(),
-            )
-        ]
+        return [Candidate.on(self.name, self.provider, "jit", "fp32", source.torchscript_path.read_bytes())]
 
 
 class TorchScriptCuda(TorchScriptVariants):
     name = "torchscript-cuda"
-    hardware = "cuda"
-    device = "cuda"
+    provider = TORCH_CUDA
 
 
 class NeuronVariants(VariantGenerator):
     """AWS Inferentia through torch-neuronx. Registers only where the Neuron SDK is importable."""
 
     name = "neuron"
-    hardware = "neuron"
 
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("torch_neuronx") is None:
@@ -279,7 +239,7 @@ class NeuronVariants(VariantGenerator):
         example = tuple(torch.from_numpy(a[:1]) for a in source.calibration.values())
         traced = torch_neuronx.trace(module, example)
         data = _written(lambda out: torch.jit.save(traced, str(out)))
-        return [Candidate(self.name, "torchscript", "neuron", "neuron", "neuronx", "fp32", data)]
+        return [Candidate.on(self.name, NEURON, "neuronx", "fp32", data)]
 
 
 GENERATORS: tuple[VariantGenerator, ...] = (

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from infaas.runtimes.base import RuntimeSpec
+
 PROBE_TIMEOUT_S = 300.0
 """A load plus one run per batch size: minutes only for a very large model; past this the probe failed."""
 
@@ -42,18 +44,10 @@ class MemoryMeasurement:
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """How to build the variant's runtime in the child (the arguments of `make_runtime`)."""
+    """The variant the child measures: its artifact and how its runtime is built."""
 
     path: str
-    runtime: str
-    hardware: str
-    threads: int
-    optimization: str
-    provider: str
-    precision: str
-    input_names: list[str]
-    output_names: list[str]
-    device: int = 0
+    runtime: RuntimeSpec
 
 
 def measure_memory(
@@ -64,7 +58,11 @@ def measure_memory(
         sample = Path(tmp) / "inputs.npz"
         rows: dict[str, Any] = {name: _rows(x, max(batches)) for name, x in inputs.items()}
         np.savez(sample, **rows)
-        args = {"spec": spec.__dict__, "inputs": str(sample), "batches": batches}
+        args = {
+            "spec": {"path": spec.path, "runtime": spec.runtime.to_json()},
+            "inputs": str(sample),
+            "batches": batches,
+        }
         done = subprocess.run(
             [sys.executable, "-m", "services.profiler.memory", json.dumps(args)],
             capture_output=True,
@@ -107,41 +105,24 @@ def _high_water() -> int:
     return 0
 
 
-def _warm_up(spec: ProbeSpec) -> None:
-    """Start the runtime as the variant will, on a one-node model: libraries, provider, thread pools,
-    TorchScript's compiler."""
-    from infaas.runtimes.engines import make_runtime
+def _warm_up(spec: RuntimeSpec) -> None:
+    """Start the runtime as the variant will, on its plug-in's one-node model: libraries, provider,
+    thread pools, TorchScript's compiler."""
+    from infaas.runtimes.registry import build_runtime, plugin
 
     with tempfile.TemporaryDirectory(prefix="infaas-warm-") as tmp:
         path = Path(tmp) / "warm"
-        if spec.runtime == "onnxruntime":
-            import onnx
-            from onnx import TensorProto, helper
-
-            graph = helper.make_graph(
-                [helper.make_node("Relu", ["a"], ["b"])],
-                "warm",
-                [helper.make_tensor_value_info("a", TensorProto.FLOAT, [None, 4])],
-                [helper.make_tensor_value_info("b", TensorProto.FLOAT, [None, 4])],
-            )
-            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-            model.ir_version = 8
-            onnx.save(model, path)
-        else:
-            import torch
-
-            torch.jit.save(torch.jit.script(torch.nn.ReLU()), str(path))
-        runtime = make_runtime(
-            path,
+        plugin(spec.runtime).write_warm_model(path)
+        warm = RuntimeSpec(
             runtime=spec.runtime,
-            hardware=spec.hardware,
+            provider=spec.provider,
             threads=spec.threads,
             optimization=spec.optimization,
-            provider=spec.provider,
-            input_names=["a"],
-            output_names=["b"],
+            input_names=("a",),
+            output_names=("b",),
             device=spec.device,
         )
+        runtime = build_runtime(path, warm)
         runtime.load()
         runtime.run({"a": np.ones((1, 4), dtype=np.float32)})
         runtime.unload()
@@ -151,36 +132,21 @@ def probe(args: dict[str, Any]) -> dict[str, Any]:
     """The child's work (see the module's docstring)."""
     import gc
 
-    from infaas.runtimes.engines import Runtime, make_runtime
     from infaas.runtimes.hardware import GpuMemoryReader, gpu_memory_above, gpu_use
+    from infaas.runtimes.registry import build_runtime
 
-    spec = ProbeSpec(**args["spec"])
+    spec = RuntimeSpec.from_json(args["spec"]["runtime"])
     with np.load(args["inputs"], allow_pickle=False) as npz:
         inputs = {name: npz[name] for name in npz.files}
-    gpu = spec.hardware == "cuda"
+    gpu = spec.execution_provider.gpu
     reader = GpuMemoryReader(spec.device) if gpu else None
-
-    def build() -> Runtime:
-        return make_runtime(
-            Path(spec.path),
-            runtime=spec.runtime,
-            hardware=spec.hardware,
-            threads=spec.threads,
-            optimization=spec.optimization,
-            provider=spec.provider,
-            precision=spec.precision,
-            input_names=spec.input_names,
-            output_names=spec.output_names,
-            device=spec.device,
-        )
-
     _warm_up(spec)
     gc.collect()
     base = _rss()
     pid = os.getpid()
     gpu_base = gpu_use(pid, reader.processes(), reader.device_used()) if reader else None
     peaks = _reset_high_water()  # else sampled after each run: a peak inside a run is missed
-    runtime = build()
+    runtime = build_runtime(Path(args["spec"]["path"]), spec)
     runtime.load()
     by_batch: dict[int, int] = {}
     for batch in args["batches"]:

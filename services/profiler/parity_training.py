@@ -32,6 +32,7 @@ import torch
 
 from infaas.policy.parity import decode, encode
 from infaas.runtimes.onnx_torch import OnnxModule, UnsupportedGraph, with_parameters
+from infaas.runtimes.providers import CPU
 
 Floats = npt.NDArray[np.float32]
 Progress = Callable[[int, float], None]
@@ -72,7 +73,7 @@ class ParityResult:
 def _session(model_bytes: bytes) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model_bytes, options, providers=[CPU.name])
 
 
 def _run(session: ort.InferenceSession, x: Floats) -> Floats:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import psutil
 
-from infaas.runtimes.engines import Runtime
+from infaas.runtimes.base import Runtime
 from infaas.schemas.variants import BatchLatency
 
 

@@ -21,8 +21,10 @@ from infaas.clients.registry import RegistryClient
 from infaas.core.costs import cost_per_query
 from infaas.core.settings.profiler import ProfilerSettings
 from infaas.data.artifacts import ArtifactStore
-from infaas.runtimes.engines import Runtime, make_runtime, padded_batch
+from infaas.runtimes.base import Runtime, RuntimeSpec
 from infaas.runtimes.hardware import usable_cores
+from infaas.runtimes.providers import execution_provider, padded_batch
+from infaas.runtimes.registry import build_runtime
 from infaas.schemas.api import ConcurrencyPoint, LatencyPoint, ModelInternal, StatusUpdate, VariantReport
 from infaas.schemas.variants import BatchLatency, variant_id
 from infaas.wire.tensors import Signature, validation_keys
@@ -31,15 +33,6 @@ from services.profiler.memory import MemoryMeasurement, ProbeSpec, measure_memor
 from services.profiler.profiling import SessionMeasurement, batch_sizes_up_to, measure_session, saturation_qps
 
 log = logging.getLogger("infaas.profiler")
-
-PROVIDER_TAG = {
-    "CPUExecutionProvider": "cpu",
-    "CUDAExecutionProvider": "cuda",
-    "TensorrtExecutionProvider": "trt",
-    "torch-cpu": "cpu",
-    "torch-cuda": "cuda",
-    "neuron": "neuron",
-}
 
 Dispatch = Callable[[int, str], None]
 """Send `profile_variants(model_id, hardware)` to the queue of that hardware kind."""
@@ -68,7 +61,7 @@ def expand(
 ) -> list[VariantReport]:
     """The max-batch × threads dimensions of one candidate (threads only matter on the CPU)."""
     threads = thread_counts(settings.profile_threads, cores) if candidate.hardware == "cpu" else [1]
-    tag = PROVIDER_TAG.get(candidate.provider, candidate.hardware)
+    tag = execution_provider(candidate.provider).tag
     return [
         VariantReport(
             id=variant_id(
@@ -212,6 +205,11 @@ def profile_variants(
     )
 
 
+SessionKey = tuple[str, str, str, str, str, int]
+"""What variants that share one session share: artifact, runtime, provider, optimization, precision,
+threads (they differ only by max batch)."""
+
+
 def measure(
     model: ModelInternal,
     signature: Signature,
@@ -225,7 +223,7 @@ def measure(
     attempt: int | None = None,
 ) -> list[VariantReport]:
     """Measure each session configuration once; its variants differ only by max batch."""
-    groups: dict[tuple[str, str, str, str, str, int], list[VariantReport]] = {}
+    groups: dict[SessionKey, list[VariantReport]] = {}
     for v in variants:
         key = (v.artifact_digest, v.runtime, v.provider, v.optimization, v.precision, v.threads)
         groups.setdefault(key, []).append(v)
@@ -233,64 +231,19 @@ def measure(
     for (digest, runtime, provider, optimization, precision, threads), group in groups.items():
         profiling = [v.model_copy(update={"status": "profiling"}) for v in group]
         registry.report_variants(model.id, profiling, attempt=attempt)
-        hardware = group[0].hardware
+        spec = RuntimeSpec(
+            runtime=runtime,
+            provider=provider,
+            threads=threads,
+            optimization=optimization,
+            precision=precision,
+            input_names=tuple(s.name for s in signature.inputs),
+            output_names=tuple(s.name for s in signature.outputs),
+        )
         try:
-            path = artifacts.path(digest)
-
-            def factory(
-                path: Path = path,
-                runtime: str = runtime,
-                provider: str = provider,
-                optimization: str = optimization,
-                precision: str = precision,
-                threads: int = threads,
-                hardware: str = hardware,
-            ) -> Runtime:
-                return make_runtime(
-                    path,
-                    runtime=runtime,
-                    hardware=hardware,
-                    threads=threads,
-                    optimization=optimization,
-                    provider=provider,
-                    precision=precision,
-                    input_names=[s.name for s in signature.inputs],
-                    output_names=[s.name for s in signature.outputs],
-                )
-
-            # Each variant's own max batch too: a padded variant costs what its max batch costs.
-            max_batches = [v.max_batch for v in group]
-            sizes = batch_sizes_up_to(max(max_batches), max_batches)
-            measured = measure_session(  # latency, accuracy, load time: in this process
-                factory,
-                threads=threads,
-                artifact_bytes=path.stat().st_size,
-                inputs=inputs,
-                labels=labels,
-                task=model.task,
-                batch_sizes=sizes,
-                seconds_per_point=settings.profile_seconds_per_point,
-                min_iterations=settings.profile_min_iterations,
-                max_concurrency=max(1, min(settings.profile_interference_max, usable_cores())),
-                concurrency_requests=settings.profile_concurrency_requests,
+            reports = _measure_group(
+                model, group, artifacts.path(digest), spec, settings=settings, inputs=inputs, labels=labels
             )
-            memory = _measure_memory(
-                ProbeSpec(
-                    path=str(path),
-                    runtime=runtime,
-                    hardware=hardware,
-                    threads=threads,
-                    optimization=optimization,
-                    provider=provider,
-                    precision=precision,
-                    input_names=[s.name for s in signature.inputs],
-                    output_names=[s.name for s in signature.outputs],
-                ),
-                inputs,
-                sizes=sizes,
-                floor=path.stat().st_size,
-            )
-            reports = [_profiled(v, measured, settings, memory) for v in group]
         except Exception as exc:  # one bad configuration must not sink the other variants
             if not artifacts.exists(digest):  # the model was deleted under us: the task abandons it
                 raise
@@ -301,6 +254,44 @@ def measure(
         registry.report_variants(model.id, reports, attempt=attempt)
         done.extend(reports)
     return done
+
+
+def _measure_group(
+    model: ModelInternal,
+    group: list[VariantReport],
+    path: Path,
+    spec: RuntimeSpec,
+    *,
+    settings: ProfilerSettings,
+    inputs: dict[str, np.ndarray],
+    labels: np.ndarray,
+) -> list[VariantReport]:
+    """The profiled reports of variants that share the session `spec` builds from `path`: latency,
+    accuracy and load time in this process, memory in a fresh one."""
+
+    def factory() -> Runtime:
+        return build_runtime(path, spec)
+
+    # Each variant's own max batch too: a padded variant costs what its max batch costs.
+    max_batches = [v.max_batch for v in group]
+    sizes = batch_sizes_up_to(max(max_batches), max_batches)
+    measured = measure_session(
+        factory,
+        threads=spec.threads,
+        artifact_bytes=path.stat().st_size,
+        inputs=inputs,
+        labels=labels,
+        task=model.task,
+        batch_sizes=sizes,
+        seconds_per_point=settings.profile_seconds_per_point,
+        min_iterations=settings.profile_min_iterations,
+        max_concurrency=max(1, min(settings.profile_interference_max, usable_cores())),
+        concurrency_requests=settings.profile_concurrency_requests,
+    )
+    memory = _measure_memory(
+        ProbeSpec(path=str(path), runtime=spec), inputs, sizes=sizes, floor=path.stat().st_size
+    )
+    return [_profiled(v, measured, settings, memory) for v in group]
 
 
 def _measure_memory(
@@ -338,7 +329,7 @@ def _profiled(
 ) -> VariantReport:
     points = tuple(p for p in m.latencies if p.batch <= v.max_batch)
     by_batch = memory.by_batch if memory is not None else {}
-    if padded_batch(v.provider, v.max_batch) is not None:  # served at one size (engines.py)
+    if padded_batch(v.provider, v.max_batch) is not None:  # served at one size (providers.py)
         points, by_batch = _at_padded_size(points, by_batch)
     qps = round(saturation_qps(points, v.max_batch), 1)
     per_s = settings.prices.per_second(v.hardware, v.threads)

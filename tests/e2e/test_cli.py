@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner, Result
 
-from infaas.runtimes.engines import OnnxRuntime
+from infaas.runtimes.onnx_runtime import OnnxRuntime
 from infaas_cli.demo_models import DemoModel
 from infaas_cli.main import app as cli
 from tests.e2e.conftest import RunningSuite

@@ -48,7 +48,7 @@ from infaas_client.models import (
 )
 from infaas_client.types import File
 
-from infaas.runtimes.engines import OnnxRuntime
+from infaas.runtimes.onnx_runtime import OnnxRuntime
 from infaas_cli.demo_models import DemoModel
 from tests.e2e.conftest import RunningSuite
 

@@ -14,6 +14,7 @@ import pytest
 
 from infaas.clients.executor import OfflineExecutorClient
 from infaas.core.credentials import internal_headers
+from infaas.runtimes.base import RuntimeSpec
 from infaas.runtimes.hardware import (
     cuda_unavailable_reason,
     detect_hardware,
@@ -44,17 +45,8 @@ def test_each_gpu_is_detected_with_its_memory() -> None:
 def test_the_memory_probe_reads_gpu_memory_from_nvml(demo_models: list[DemoModel]) -> None:
     cnn = demo_models[2]
     x = np.load(cnn.validation_path)["x"]
-    spec = ProbeSpec(
-        path=str(cnn.onnx_path),
-        runtime="onnxruntime",
-        hardware="cuda",
-        threads=1,
-        optimization="all",
-        provider="CUDAExecutionProvider",
-        precision="fp32",
-        input_names=["x"],
-        output_names=["y"],
-    )
+    runtime = RuntimeSpec(runtime="onnxruntime", provider="CUDAExecutionProvider", optimization="all")
+    spec = ProbeSpec(path=str(cnn.onnx_path), runtime=runtime)
     memory = measure_memory(spec, {"x": x}, [1, 16, 64])
     assert memory.gpu
     assert memory.by_batch[64] >= memory.by_batch[1] > 0

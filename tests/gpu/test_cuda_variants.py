@@ -9,8 +9,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from infaas.runtimes.engines import Runtime, make_runtime
+from infaas.runtimes.base import Runtime, RuntimeSpec
 from infaas.runtimes.hardware import cuda_unavailable_reason
+from infaas.runtimes.registry import build_runtime
 from infaas.wire.tensors import Signature, load_onnx, read_signature
 from infaas_cli.demo_models import DemoModel
 from services.profiler.generators import Candidate, OrtCuda, OrtTensorRT, SourceModel
@@ -50,15 +51,10 @@ def test_gpu_candidates_agree_and_profile(
         path.write_bytes(candidate.data)
 
         def factory(path: Path = path, c: Candidate = candidate) -> Runtime:
-            return make_runtime(
-                path,
-                runtime=c.runtime,
-                hardware="cuda",
-                threads=1,
-                optimization=c.optimization,
-                provider=c.provider,
-                precision=c.precision,
+            spec = RuntimeSpec(
+                runtime=c.runtime, provider=c.provider, optimization=c.optimization, precision=c.precision
             )
+            return build_runtime(path, spec)
 
         runtime = factory()
         runtime.load()

@@ -27,7 +27,7 @@ import orjson
 
 from bench.common import peer_models as model_build
 from bench.goals.peers.systems import MODELS_DIR
-from infaas.runtimes.engines import OnnxRuntime
+from infaas.runtimes.onnx_runtime import OnnxRuntime
 from infaas.wire.frames import decode_frame, encode_frame
 from infaas.wire.tensors import TensorSpec, _small_within, coerce_batch
 from services.scheduler.prediction_cache import input_digest

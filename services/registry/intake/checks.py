@@ -24,7 +24,7 @@ import onnx
 
 from infaas.core.errors import InvalidInput, InvalidModel
 from infaas.core.tasks import TASKS
-from infaas.runtimes.engines import OnnxRuntime
+from infaas.runtimes.onnx_runtime import OnnxRuntime
 from infaas.wire.tensors import Signature, load_onnx, read_signature, validation_keys
 from services.registry.intake import batch_axis, zipmap
 

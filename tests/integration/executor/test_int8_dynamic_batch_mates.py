@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 from sklearn.datasets import load_breast_cancer
 
 from infaas.data.artifacts import LocalArtifactStore
-from infaas.runtimes.engines import runtime_for
+from infaas.runtimes.registry import runtime_for
 from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import decode_frame
 from infaas.wire.tensors import Signature, TensorSpec

@@ -9,24 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from infaas.runtimes.base import RuntimeSpec
 from infaas_cli.demo_models import DemoModel
 from services.profiler.memory import ProbeSpec, measure_memory
 
 BATCHES = [1, 4, 16, 64]
 
 
-def spec(path: Path, runtime: str = "onnxruntime") -> ProbeSpec:
-    return ProbeSpec(
-        path=str(path),
-        runtime=runtime,
-        hardware="cpu",
-        threads=1,
-        optimization="all",
-        provider="CPUExecutionProvider",
-        precision="fp32",
-        input_names=["x"],
-        output_names=["y"],
-    )
+def spec(path: Path) -> ProbeSpec:
+    runtime = RuntimeSpec(runtime="onnxruntime", provider="CPUExecutionProvider", optimization="all")
+    return ProbeSpec(path=str(path), runtime=runtime)
 
 
 def test_memory_grows_with_the_batch_and_the_weights(demo_models: list[DemoModel]) -> None:

@@ -31,7 +31,8 @@ import numpy as np
 import pytest
 
 from infaas.policy.serf import predict
-from infaas.runtimes.engines import Runtime, make_runtime
+from infaas.runtimes.base import Runtime, RuntimeSpec
+from infaas.runtimes.registry import build_runtime
 from services.profiler.profiling import measure_concurrency
 
 ROUNDS = 8
@@ -119,12 +120,8 @@ def profile(rt: Runtime, sample: dict[str, np.ndarray]) -> float:
 def test_predicted_mean_latency_at_half_load_matches_the_measured_within_a_factor_of_2(
     tmp_path: Path,
 ) -> None:
-    rt = make_runtime(
-        wide_mlp(tmp_path / "mlp.onnx"),
-        runtime="onnxruntime",
-        hardware="cpu",
-        threads=1,
-        optimization="basic",
+    rt = build_runtime(
+        wide_mlp(tmp_path / "mlp.onnx"), RuntimeSpec(runtime="onnxruntime", provider="CPUExecutionProvider")
     )
     rt.load()
     sample = {"x": np.random.default_rng(1).standard_normal((1, 64)).astype(np.float32)}

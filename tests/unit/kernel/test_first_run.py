@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from infaas.runtimes.engines import Runtime
+from infaas.runtimes.base import Runtime, RuntimeSpec
 from infaas.runtimes.first_run import first_run, warm_batch_sizes
+from infaas.runtimes.providers import CPU
 
 
 class Recording(Runtime):
+    """Records the rows of each run and answers with its input."""
+
+    name = "recording"
+    providers = (CPU,)
+
     def __init__(self) -> None:
         self.rows: list[int] = []
+
+    @classmethod
+    def build(cls, path: Path, spec: RuntimeSpec) -> Recording:  # noqa: ARG003 (it runs no artifact)
+        return cls()
+
+    @classmethod
+    def write_warm_model(cls, path: Path) -> None:
+        path.write_bytes(b"")
 
     def load(self) -> None:
         pass

@@ -12,8 +12,6 @@ from typing import Any
 import pytest
 
 from infaas.runtimes.hardware import (
-    CUDA_PROVIDER,
-    TENSORRT_LIBRARY,
     GpuReading,
     GpuUse,
     Hardware,
@@ -27,13 +25,14 @@ from infaas.runtimes.hardware import (
     tensorrt_unavailable_reason,
     worker_id,
 )
+from infaas.runtimes.providers import CUDA, TENSORRT
 from services.planner.providers.kubernetes import pod_name
 
 GIB = 1 << 30
 H100 = GpuReading(index=0, name="NVIDIA H100 80GB HBM3", memory_bytes=80 * GIB)
 L4 = GpuReading(index=1, name="NVIDIA L4", memory_bytes=24 * GIB)
 CPU_ONLY = ["CPUExecutionProvider"]
-GPU_BUILD = ["TensorrtExecutionProvider", CUDA_PROVIDER, "CPUExecutionProvider"]
+GPU_BUILD = ["TensorrtExecutionProvider", CUDA.name, "CPUExecutionProvider"]
 
 
 def machine(*gpus: GpuReading) -> Hardware:
@@ -151,8 +150,9 @@ def test_gpu_memory_above_a_baseline_from_nvml_or_the_device() -> None:
 def test_tensorrt_is_available_only_where_its_library_loads() -> None:
     # GPU builds of ONNX Runtime list the TensorRT provider whether TensorRT is installed or not: the
     # reason must follow whether libnvinfer really loads on this machine.
+    assert TENSORRT.library is not None
     try:
-        ctypes.CDLL(TENSORRT_LIBRARY)
+        ctypes.CDLL(TENSORRT.library)
         loads = True
     except OSError:
         loads = False
@@ -162,4 +162,4 @@ def test_tensorrt_is_available_only_where_its_library_loads() -> None:
     elif loads:
         assert reason is None
     else:
-        assert reason is not None and TENSORRT_LIBRARY in reason
+        assert reason is not None and TENSORRT.library in reason

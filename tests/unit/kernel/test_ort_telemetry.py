@@ -68,7 +68,7 @@ def telemetry_files(cache: Path) -> list[Path]:
         "services.profiler.generators",  # imports onnxruntime before infaas
         "services.profiler.parity_training",
         "infaas_cli.demo_models",
-        "infaas.runtimes.engines",
+        "infaas.runtimes.registry",
         "gateway.app",
         "services.executor.app",
     ],

@@ -14,7 +14,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from infaas.core.config import Settings
-from infaas.runtimes.engines import OnnxRuntime, padded_batch, runtime_for
+from infaas.runtimes.onnx_runtime import OnnxRuntime
+from infaas.runtimes.providers import padded_batch
+from infaas.runtimes.registry import runtime_for
 from infaas.schemas.api import VariantReport
 from infaas.schemas.variants import BatchLatency
 from services.profiler.memory import MemoryMeasurement

@@ -9,21 +9,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infaas.runtimes.engines import make_runtime, refuses_input
+from infaas.runtimes.base import RuntimeSpec
+from infaas.runtimes.registry import build_runtime, refuses_input
 from tests.token_model import VOCAB, counted_token_model, token_rows
 
 
 def test_an_id_past_the_table_is_the_querys_error(tmp_path: Path) -> None:
     model = counted_token_model(tmp_path)
-    runtime = make_runtime(
-        model.torchscript,
+    spec = RuntimeSpec(
         runtime="torchscript",
-        hardware="cpu",
-        threads=1,
+        provider="torch-cpu",
         optimization="none",
-        input_names=["ids", "mask"],
-        output_names=["output_0", "output_1"],
+        input_names=("ids", "mask"),
+        output_names=("output_0", "output_1"),
     )
+    runtime = build_runtime(model.torchscript, spec)
     runtime.load()
     ids, mask, _ = token_rows()
     good = runtime.run({"ids": ids[:3], "mask": mask[:3]})

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infaas.runtimes.engines import OnnxRuntime
+from infaas.runtimes.onnx_runtime import OnnxRuntime
 from services.profiler.profiling import measure_accuracy, r2_accuracy
 from tests.diabetes import diabetes_models, r2
 
