@@ -125,57 +125,114 @@ def simulate(
     config: SimConfig,
 ) -> SimResult:
     """Run the simulation; `initial` is (variant id, worker id) instances active at t = 0."""
-    rng = np.random.default_rng(config.seed)
-    by_id = {v.id: v for m in models for v in m.variants}
-    workers_now: dict[str, WorkerView] = {w.id: w for w in workers}
-    instances: list[Instance] = [Instance(by_id[v], w, 0.0) for v, w in initial]
-    queues: dict[str, VariantQueue] = {}
-    # The baselines serve fixed variants (their queries name them): selection sees only those.
-    fixed = {v for v, _ in initial}
-    indexes = {
-        m.name: CandidateIndex(
-            [v for v in m.variants if v.id in fixed]
-            if config.policy in ("static", "horizontal")
-            else m.variants
-        )
-        for m in models
-    }
+    run = _Run.begin(models, workers, initial, duration_s, config)
     policy = _policy(config)
-    pending: Mapping[str, float] = {}
-    scheduled_unloads: list[tuple[list[Instance], list[tuple[str, str]]]] = []
-    new_workers: list[tuple[float, WorkerView]] = []
-    decisions: list[tuple[float, Decision]] = []
-    worker_decisions: list[tuple[float, WorkerDecision]] = []
-    asks: dict[str, str] = {}
-    idle_since: Mapping[str, float] = {}
-    served_by: dict[str, int] = {}
-    workers_count = np.zeros(int(math.ceil(duration_s / config.tick_s)))
-    ticks = int(math.ceil(duration_s / config.tick_s))
-    tick_t = np.arange(ticks) * config.tick_s
-    offered, served, violations, cost, count = (np.zeros(ticks) for _ in range(5))
-    latency = [np.full(m.arrivals.size, np.nan) for m in models]
-    cursors = [np.searchsorted(m.arrivals, tick_t) for m in models]
-    ends = [np.searchsorted(m.arrivals, tick_t + config.tick_s) for m in models]
-
-    for k, t in enumerate(tick_t):
+    worker_every = max(1, round(config.worker_tick_s / config.tick_s))
+    for k, t in enumerate(run.tick_t):
         t_end = t + config.tick_s
-        # Workers whose start completed; unloads whose replacements are now active.
-        for started in [w for w in new_workers if w[0] <= t]:
-            workers_now[started[1].id] = started[1]
-            new_workers.remove(started)
-        for change in list(scheduled_unloads):
+        run.bring_up(t)
+        run.serve(k, t, t_end)
+        run.meter(k)
+        if policy is None:
+            continue
+        cluster = _cluster(models, run.instances, run.workers_now, t_end, config)
+        run.apply_plan(policy(cluster, run.pending, config.scaling), t_end)
+        if config.workers is not None and k % worker_every == 0:
+            run.scale_workers(t_end, config.workers)
+        run.end_tick()
+    return run.result()
+
+
+@dataclass
+class _Run:
+    """One simulation's state between ticks, and what each tick recorded."""
+
+    models: Sequence[SimModel]
+    config: SimConfig
+    rng: np.random.Generator
+    by_id: dict[str, VariantProfile]
+    workers_now: dict[str, WorkerView]
+    instances: list[Instance]
+    indexes: dict[str, CandidateIndex]
+    tick_t: np.ndarray
+    queues: dict[str, VariantQueue] = field(default_factory=dict)
+    pending: Mapping[str, float] = field(default_factory=dict)
+    scheduled_unloads: list[tuple[list[Instance], list[tuple[str, str]]]] = field(default_factory=list)
+    """Instances loaded by a decision, and the (variant, worker) instances they replace once active."""
+    new_workers: list[tuple[float, WorkerView]] = field(default_factory=list)
+    """Workers starting, with the time they are up."""
+    decisions: list[tuple[float, Decision]] = field(default_factory=list)
+    worker_decisions: list[tuple[float, WorkerDecision]] = field(default_factory=list)
+    asks: dict[str, str] = field(default_factory=dict)
+    idle_since: Mapping[str, float] = field(default_factory=dict)
+    served_by: dict[str, int] = field(default_factory=dict)
+    records: dict[str, np.ndarray] = field(default_factory=dict)
+    """Per tick: offered, served, violations, cost, instances, workers."""
+    latency: list[np.ndarray] = field(default_factory=list)
+    cursors: list[np.ndarray] = field(default_factory=list)
+    ends: list[np.ndarray] = field(default_factory=list)
+
+    @classmethod
+    def begin(
+        cls,
+        models: Sequence[SimModel],
+        workers: Sequence[WorkerView],
+        initial: Sequence[tuple[str, str]],
+        duration_s: float,
+        config: SimConfig,
+    ) -> _Run:
+        by_id = {v.id: v for m in models for v in m.variants}
+        # The baselines serve fixed variants (their queries name them): selection sees only those.
+        fixed = {v for v, _ in initial}
+        indexes = {
+            m.name: CandidateIndex(
+                [v for v in m.variants if v.id in fixed]
+                if config.policy in ("static", "horizontal")
+                else m.variants
+            )
+            for m in models
+        }
+        ticks = int(math.ceil(duration_s / config.tick_s))
+        tick_t = np.arange(ticks) * config.tick_s
+        return cls(
+            models=models,
+            config=config,
+            rng=np.random.default_rng(config.seed),
+            by_id=by_id,
+            workers_now={w.id: w for w in workers},
+            instances=[Instance(by_id[v], w, 0.0) for v, w in initial],
+            indexes=indexes,
+            tick_t=tick_t,
+            records={name: np.zeros(ticks) for name in _RECORDS},
+            latency=[np.full(m.arrivals.size, np.nan) for m in models],
+            cursors=[np.searchsorted(m.arrivals, tick_t) for m in models],
+            ends=[np.searchsorted(m.arrivals, tick_t + config.tick_s) for m in models],
+        )
+
+    def bring_up(self, t: float) -> None:
+        """Workers whose start completed; unloads whose replacements are now active."""
+        for started in [w for w in self.new_workers if w[0] <= t]:
+            self.workers_now[started[1].id] = started[1]
+            self.new_workers.remove(started)
+        for change in list(self.scheduled_unloads):
             if all(i.ready_at <= t for i in change[0]):
                 gone = set(change[1])
-                instances = [i for i in instances if (i.variant.id, i.worker) not in gone or i in change[0]]
-                scheduled_unloads.remove(change)
-        active = [i for i in instances if i.ready_at <= t]
+                self.instances = [
+                    i for i in self.instances if (i.variant.id, i.worker) not in gone or i in change[0]
+                ]
+                self.scheduled_unloads.remove(change)
+
+    def serve(self, k: int, t: float, t_end: float) -> None:
+        """Serve tick `k`'s arrivals of every model on the instances active at its start."""
+        active = [i for i in self.instances if i.ready_at <= t]
         snapshot = Snapshot(
-            variants=by_id,
+            variants=self.by_id,
             instances=tuple(InstanceView(i.worker, i.variant.id, "active") for i in active),
-            workers=tuple(workers_now.values()),
+            workers=tuple(self.workers_now.values()),
         )
-        for m_i, model in enumerate(models):
-            lo, hi = cursors[m_i][k], ends[m_i][k]
+        offered, served, violations = (self.records[n] for n in ("offered", "served", "violations"))
+        for m_i, model in enumerate(self.models):
+            lo, hi = self.cursors[m_i][k], self.ends[m_i][k]
             if hi <= lo:
                 continue
             arr = model.arrivals[lo:hi]
@@ -186,107 +243,120 @@ def simulate(
                 t_end,
                 requirements=Requirements(latency_ms=model.slo_ms, min_accuracy=model.min_accuracy),
                 snapshot=snapshot,
-                index=indexes[model.name],
-                instances=instances,
-                queues=queues,
-                served_by=served_by,
-                queue_limit_s=config.queue_limit_s,
-                overhead_ms=config.overhead_ms,
-                overhead_samples_ms=config.overhead_samples_ms,
-                rng=rng,
+                index=self.indexes[model.name],
+                instances=self.instances,
+                queues=self.queues,
+                served_by=self.served_by,
+                queue_limit_s=self.config.queue_limit_s,
+                overhead_ms=self.config.overhead_ms,
+                overhead_samples_ms=self.config.overhead_samples_ms,
+                rng=self.rng,
             )
-            latency[m_i][lo:hi] = lat
+            self.latency[m_i][lo:hi] = lat
             ok = ~np.isnan(lat)
             served[k] += ok.sum()
             slo = model.slo_ms if model.slo_ms is not None else math.inf
             violations[k] += (~ok).sum() + (lat[ok] > slo).sum()
-        cost[k] = sum(cost_per_s(i.variant) for i in instances) * config.tick_s
-        count[k] = len(instances)
-        workers_count[k] = len(workers_now)
-        if policy is None:
-            continue
-        cluster = _cluster(models, instances, workers_now, t_end, config)
-        plan = policy(cluster, pending, config.scaling)
-        pending = plan.pending
-        asks.clear()  # what the latest tick still lacks, not what an earlier one did
+
+    def meter(self, k: int) -> None:
+        """Tick `k`'s cost (loading instances included), instances and workers."""
+        self.records["cost"][k] = sum(cost_per_s(i.variant) for i in self.instances) * self.config.tick_s
+        self.records["instances"][k] = len(self.instances)
+        self.records["workers"][k] = len(self.workers_now)
+
+    def apply_plan(self, plan: Plan, t_end: float) -> None:
+        """The model autoscaler's decisions: loads start now (active after their load time), their
+        unloads wait for them, and a `request_worker` is remembered for the worker autoscaler (or,
+        without one, starts a worker of that kind unless one is starting)."""
+        self.pending = plan.pending
+        self.asks.clear()  # what the latest tick still lacks, not what an earlier one did
         for d in plan.decisions:
-            decisions.append((t_end, d))
+            self.decisions.append((t_end, d))
             if d.action == "request_worker":
-                asks[d.hardware or "cpu"] = d.reason
-                if config.workers is None and not any(w.hardware == d.hardware for _, w in new_workers):
-                    _start_worker(d.hardware or "cpu", t_end, workers_now, new_workers, config)
+                self.asks[d.hardware or "cpu"] = d.reason
+                starting = any(w.hardware == d.hardware for _, w in self.new_workers)
+                if self.config.workers is None and not starting:
+                    self._start_worker(d.hardware or "cpu", t_end)
                 continue
-            added = [Instance(by_id[v], w, t_end + by_id[v].load_ms / 1000) for v, w in d.loads]
-            instances.extend(added)
+            added = [Instance(self.by_id[v], w, t_end + self.by_id[v].load_ms / 1000) for v, w in d.loads]
+            self.instances.extend(added)
             if d.unloads:
-                scheduled_unloads.append((added, list(d.unloads)))
-        if config.workers is not None and k % max(1, round(config.worker_tick_s / config.tick_s)) == 0:
-            utilization = worker_utilization(instances, workers_now, served_by, t_end, config.tick_s)
-            views = tuple(replace(w, utilization=utilization.get(w.id, 0.0)) for w in workers_now.values())
-            starting: dict[str, int] = {}
-            for _, w in new_workers:
-                starting[w.hardware] = starting.get(w.hardware, 0) + 1
-            result = plan_workers(
-                WorkerSnapshot(
-                    now=t_end,
-                    workers=views,
-                    instances=tuple(InstanceView(i.worker, i.variant.id, "active") for i in instances),
-                    requests=dict(asks),
-                    starting=starting,
-                ),
-                idle_since,
-                config.workers,
-            )
-            idle_since = dict(result.idle_since)
-            asks.clear()
-            for wd in result.decisions:
-                worker_decisions.append((t_end, wd))
-                if wd.action == "add_worker":
-                    _start_worker(wd.hardware, t_end, workers_now, new_workers, config)
-                elif wd.worker is not None and not any(i.worker == wd.worker for i in instances):
-                    workers_now.pop(wd.worker, None)  # idle: nothing to drain
-        served_by.clear()
-        # workers' memory as the next snapshot sees it
-        used: dict[str, int] = {}
-        for i in instances:
-            used[i.worker] = used.get(i.worker, 0) + i.variant.peak_memory_bytes
-        workers_now = {w: replace(v, memory_used_bytes=used.get(w, 0)) for w, v in workers_now.items()}
+                self.scheduled_unloads.append((added, list(d.unloads)))
 
-    slo_all = (
-        np.concatenate(
-            [np.full(m.arrivals.size, m.slo_ms if m.slo_ms is not None else math.inf) for m in models]
+    def scale_workers(self, t_end: float, workers: WorkerConfig) -> None:
+        """One round of the worker autoscaler over the measured utilization and the tick's asks."""
+        utilization = worker_utilization(
+            self.instances, self.workers_now, self.served_by, t_end, self.config.tick_s
         )
-        if models
-        else np.empty(0)
-    )
-    return SimResult(
-        arrivals=np.concatenate([m.arrivals for m in models]) if models else np.empty(0),
-        latency_ms=np.concatenate(latency) if models else np.empty(0),
-        slo_ms=slo_all,
-        tick_t=tick_t,
-        offered=offered,
-        served=served,
-        violations=violations,
-        cost=cost,
-        instances=count,
-        decisions=decisions,
-        workers=workers_count,
-        worker_decisions=worker_decisions,
-    )
+        views = tuple(replace(w, utilization=utilization.get(w.id, 0.0)) for w in self.workers_now.values())
+        starting: dict[str, int] = {}
+        for _, w in self.new_workers:
+            starting[w.hardware] = starting.get(w.hardware, 0) + 1
+        result = plan_workers(
+            WorkerSnapshot(
+                now=t_end,
+                workers=views,
+                instances=tuple(InstanceView(i.worker, i.variant.id, "active") for i in self.instances),
+                requests=dict(self.asks),
+                starting=starting,
+            ),
+            self.idle_since,
+            workers,
+        )
+        self.idle_since = dict(result.idle_since)
+        self.asks.clear()
+        for wd in result.decisions:
+            self.worker_decisions.append((t_end, wd))
+            if wd.action == "add_worker":
+                self._start_worker(wd.hardware, t_end)
+            elif wd.worker is not None and not any(i.worker == wd.worker for i in self.instances):
+                self.workers_now.pop(wd.worker, None)  # idle: nothing to drain
+
+    def end_tick(self) -> None:
+        """Forget the tick's served rows; the workers' memory as the next snapshot sees it."""
+        self.served_by.clear()
+        used: dict[str, int] = {}
+        for i in self.instances:
+            used[i.worker] = used.get(i.worker, 0) + i.variant.peak_memory_bytes
+        self.workers_now = {
+            w: replace(v, memory_used_bytes=used.get(w, 0)) for w, v in self.workers_now.items()
+        }
+
+    def _start_worker(self, hardware: str, now: float) -> None:
+        template = self.config.worker_template
+        if template is None or len(self.workers_now) + len(self.new_workers) >= self.config.max_workers:
+            return
+        wid = f"sim-{len(self.workers_now) + len(self.new_workers)}-{now:.0f}"
+        self.new_workers.append(
+            (now + self.config.worker_start_s, replace(template, id=wid, hardware=hardware))
+        )
+
+    def result(self) -> SimResult:
+        models = self.models
+        slo_all = (
+            np.concatenate(
+                [np.full(m.arrivals.size, m.slo_ms if m.slo_ms is not None else math.inf) for m in models]
+            )
+            if models
+            else np.empty(0)
+        )
+        return SimResult(
+            arrivals=np.concatenate([m.arrivals for m in models]) if models else np.empty(0),
+            latency_ms=np.concatenate(self.latency) if models else np.empty(0),
+            slo_ms=slo_all,
+            tick_t=self.tick_t,
+            offered=self.records["offered"],
+            served=self.records["served"],
+            violations=self.records["violations"],
+            cost=self.records["cost"],
+            instances=self.records["instances"],
+            decisions=self.decisions,
+            workers=self.records["workers"],
+            worker_decisions=self.worker_decisions,
+        )
 
 
-def _start_worker(
-    hardware: str,
-    now: float,
-    workers_now: Mapping[str, WorkerView],
-    new_workers: list[tuple[float, WorkerView]],
-    config: SimConfig,
-) -> None:
-    template = config.worker_template
-    if template is None or len(workers_now) + len(new_workers) >= config.max_workers:
-        return
-    wid = f"sim-{len(workers_now) + len(new_workers)}-{now:.0f}"
-    new_workers.append((now + config.worker_start_s, replace(template, id=wid, hardware=hardware)))
+_RECORDS = ("offered", "served", "violations", "cost", "instances", "workers")
 
 
 def _cluster(
