@@ -21,18 +21,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
+from scipy.optimize import Bounds, milp
 
-from infaas.policy.selection import InstanceView
 from infaas.schemas.variants import VariantProfile
-from services.planner.policies.pressure import Pressure, assess, unit_capacity
+from services.planner.policies.ilp_problem import Columns, Rows, capacity_rows, columns, model_pressures
 from services.planner.policies.snapshot import (
     CAPACITY_STATES,
     Action,
@@ -44,7 +41,6 @@ from services.planner.policies.snapshot import (
     action_cost,
     cost_per_s,
     eligible,
-    floor_instances,
     fmt_cost,
     running_counts,
     scale_down_wait_s,
@@ -68,99 +64,48 @@ class Solution:
 def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: float = 10.0) -> Solution:
     """Solve the ILP over every model in the snapshot (pure; wall time is reported, not used)."""
     variants = [(d, v) for d in snapshot.demands for v in d.variants]
-    n = len(variants)
-    if n == 0:
+    if not variants:
         return Solution({}, 0.0, "nothing to scale", 0.0, feasible=True)
-    counts = running_counts(snapshot.instances)
     placement = Placement(snapshot)
-    big_n = np.array([counts.get(v.id, 0) for _, v in variants], dtype=np.float64)
-    pressures = _pressures(snapshot, config)
-    # Q_j: one instance's capacity at the batch its traffic forms under the SLO, not its saturation.
-    unit = [unit_capacity(v, d, snapshot, config).rows_per_s for d, v in variants]
-    # (4) tightened: nothing of a model missing its SLO is removed, nor a recently loaded instance.
-    young = Counter(vid for p in pressures.values() for vid, _ in p.young)
-    ub_m = np.array(
-        [
-            0 if pressures[d.model].hold else max(0, big_n[j] - young[v.id])
-            for j, (d, v) in enumerate(variants)
-        ],
-        dtype=np.float64,
-    )
-    # In $/hour: $/s values (~1e-5) sit below HiGHS's absolute tolerances and would blur the optimum.
-    cost = np.array([cost_per_s(v) * 3600 for _, v in variants])
-    load_s = np.array([v.load_ms / 1000 for _, v in variants])
-    c = np.concatenate([cost * (1 + config.lam * load_s), -cost])
-    ub_p = np.array(
-        [len(placement.candidates(v)) if eligible(v, d, config.slo_share) else 0 for d, v in variants],
-        dtype=np.float64,
-    )
+    x = columns(variants, snapshot, config, placement)
+    rows = Rows(len(variants))
+    short_of, needs = capacity_rows(x, rows, snapshot, config, placement)
+    return _optimize(x, rows, short_of, needs, config, time_limit_s)
 
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    lower: list[float] = []
-    upper: list[float] = []
 
-    def add_row(entries: list[tuple[int, float]], lo: float, hi: float) -> None:
-        r = len(lower)
-        for j, value in entries:
-            rows.extend((r, r))
-            cols.extend((j, n + j))
-            vals.extend((value, -value))
-        lower.append(lo)
-        upper.append(hi)
+def _optimize(
+    x: Columns,
+    rows: Rows,
+    short_of: list[str],
+    needs: list[float],
+    config: ScalingConfig,
+    time_limit_s: float,
+) -> Solution:
+    """Price the shortfall, solve, and read the solution.
 
-    by_model: dict[str, list[int]] = {}
-    for j, (d, _) in enumerate(variants):
-        by_model.setdefault(d.model, []).append(j)
-    short_of: list[str] = []  # models with a load row, in the order of their shortfall columns
-    needs: list[float] = []
-    for d in snapshot.demands:
-        members = by_model.get(d.model, [])
-        if d.load_qps > 0:  # (1), with an elastic shortfall column priced far above any real capacity
-            q = [(j, unit[j]) for j in members]
-            have = pressures[d.model].effective
-            rows.append(len(lower))
-            cols.append(2 * n + len(short_of))
-            vals.append(1.0)
-            short_of.append(d.model)
-            add_row(q, config.slack_threshold * d.load_qps - have, np.inf)
-            needs.append(config.slack_threshold * d.load_qps)
-        floor = floor_instances(d, config)
-        if floor and (d.load_qps > 0 or any(big_n[j] for j in members)):
-            add_row([(j, 1.0) for j in members], floor - sum(big_n[j] for j in members), np.inf)
-    for kind in sorted({v.hardware for _, v in variants}):  # (3), memory per hardware kind
-        free = sum(placement.free[w] for w, view in placement.workers.items() if view.hardware == kind)
-        entries = [(j, float(v.peak_memory_bytes)) for j, (_, v) in enumerate(variants) if v.hardware == kind]
-        add_row(entries, -np.inf, float(free))
-
-    # Without shortfall columns one model that cannot be served (no eligible variant, no room) would
-    # make the whole problem infeasible and stall every other model's scaling. Shortfall s_i of model i
-    # is allowed only with a binary z_i priced above any scale-up at all (M), so a plan that carries
-    # every load always wins; among short plans, s is priced per qps so the rest is still covered.
-    per_qps = [cost[j] * (1 + config.lam * load_s[j]) / unit[j] for j in range(n) if unit[j] > 0]
+    Without shortfall columns one model that cannot be served (no eligible variant, no room) would make
+    the whole problem infeasible and stall every other model's scaling. Shortfall s_i of model i is
+    allowed only with a binary z_i priced above any scale-up at all (M), so a plan that carries every
+    load always wins; among short plans, s is priced per qps so the rest is still covered."""
+    n = x.n
+    per_qps = [x.cost[j] * (1 + config.lam * x.load_s[j]) / x.unit[j] for j in range(n) if x.unit[j] > 0]
     k = len(short_of)
-    big_m = float(np.dot(c[:n], np.minimum(ub_p, 1e3))) + 1.0
+    big_m = float(np.dot(x.c[:n], np.minimum(x.ub_p, 1e3))) + 1.0
     penalty = 10 * max([*per_qps, 1e-9])
     for i, need in enumerate(needs):  # s_i − need_i·z_i ≤ 0
-        rows.extend((len(lower), len(lower)))
-        cols.extend((2 * n + i, 2 * n + k + i))
-        vals.extend((1.0, -need))
-        lower.append(-np.inf)
-        upper.append(0.0)
-    c = np.concatenate([c, np.full(k, penalty), np.full(k, big_m)])
+        rows.entry(2 * n + i, 1.0)
+        rows.entry(2 * n + k + i, -need)
+        rows.add([], -np.inf, 0.0)
+    c = np.concatenate([x.c, np.full(k, penalty), np.full(k, big_m)])
     lower_bounds = np.zeros(2 * n + 2 * k)
     start = time.perf_counter()
-    constraints = []
-    if lower:
-        a = coo_array((vals, (rows, cols)), shape=(len(lower), 2 * n + 2 * k)).tocsr()
-        constraints.append(LinearConstraint(a, np.array(lower), np.array(upper)))
+    constraints = rows.constraints(2 * n + 2 * k)
 
     # Models that cannot be carried even with every candidate worker (before memory) get their
     # shortfall columns at once; the others only if the whole problem turns out infeasible.
     hopeless = np.array(
         [
-            pressures[m].effective + sum(unit[j] * ub_p[j] for j in by_model.get(m, [])) < needs[i]
+            x.pressures[m].effective + sum(x.unit[j] * x.ub_p[j] for j in x.by_model.get(m, [])) < needs[i]
             for i, m in enumerate(short_of)
         ],
         dtype=bool,
@@ -177,7 +122,7 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
             c,
             constraints=constraints,
             integrality=np.concatenate([np.ones(2 * n), np.zeros(k), np.ones(k)]),
-            bounds=Bounds(z_lower, np.concatenate([ub_p, ub_m, slack_ub])),
+            bounds=Bounds(z_lower, np.concatenate([x.ub_p, x.ub_m, slack_ub])),
             options={"time_limit": time_limit_s, "mip_rel_gap": 0.0},
         )
 
@@ -187,8 +132,12 @@ def solve(snapshot: ClusterSnapshot, config: ScalingConfig, *, time_limit_s: flo
     elapsed = time.perf_counter() - start
     if result.x is None:
         return Solution({}, float("nan"), result.message, elapsed, feasible=False)
-    x = np.rint(result.x[: 2 * n]).astype(int)
-    delta = {v.id: int(x[j] - x[n + j]) for j, (_, v) in enumerate(variants) if x[j] != x[n + j]}
+    chosen = np.rint(result.x[: 2 * n]).astype(int)
+    delta = {
+        v.id: int(chosen[j] - chosen[n + j])
+        for j, (_, v) in enumerate(x.variants)
+        if chosen[j] != chosen[n + j]
+    }
     shortfall = {m: float(result.x[2 * n + i]) for i, m in enumerate(short_of) if result.x[2 * n + i] > 1e-6}
     objective = float(np.dot(c[: 2 * n], result.x[: 2 * n])) / 3600
     return Solution(delta, objective, result.message, elapsed, feasible=not shortfall, shortfall=shortfall)
@@ -210,7 +159,7 @@ def plan(
     decisions: list[Decision] = list(_requests(snapshot, config, solution.status, solution.shortfall))
     still_pending: dict[str, float] = {}
     counts = running_counts(snapshot.instances)
-    pressures = _pressures(snapshot, config)
+    pressures = model_pressures(snapshot, config)
     for d in snapshot.demands:
         by_id = {v.id: v for v in d.variants}
         delta = {vid: k for vid, k in solution.delta.items() if vid in by_id}
@@ -267,16 +216,6 @@ def plan(
     return Plan(decisions=tuple(decisions), pending=still_pending)
 
 
-def _pressures(snapshot: ClusterSnapshot, config: ScalingConfig) -> dict[str, Pressure]:
-    """Each model's pressure (`pressure.py`): capacity at realized batches, demand, holds."""
-    variants = {v.id: d.model for d in snapshot.demands for v in d.variants}
-    held: dict[str, list[InstanceView]] = {}
-    for i in snapshot.instances:
-        if i.variant_id in variants and i.state in CAPACITY_STATES:
-            held.setdefault(variants[i.variant_id], []).append(i)
-    return {d.model: assess(d, held.get(d.model, []), snapshot, config) for d in snapshot.demands}
-
-
 def _name(delta: Mapping[str, int], counts: Mapping[str, int], by_id: Mapping[str, VariantProfile]) -> Action:
     """INFaaS's names for a δ: new instances of a running variant replicate; of another variant they
     upgrade (higher throughput than what runs) or downgrade; only removals remove."""
@@ -298,7 +237,7 @@ def _requests(
     """A worker request per model the optimum leaves short (all short models when there is no optimum),
     of the kind whose eligible variant carries a qps most cheaply."""
     out = []
-    pressures = _pressures(snapshot, config)
+    pressures = model_pressures(snapshot, config)
     for d in snapshot.demands:
         pressure = pressures[d.model]
         if shortfall is not None and d.model not in shortfall:
