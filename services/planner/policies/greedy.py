@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from infaas.policy.selection import InstanceView
+from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.planner.policies.pressure import Pressure, assess, unit_capacity
 from services.planner.policies.snapshot import (
@@ -100,11 +100,35 @@ def _scale_up(
     snapshot: ClusterSnapshot,
     config: ScalingConfig,
 ) -> list[Decision]:
+    """The cheapest option that fits on the live workers; else a worker request, and meanwhile what
+    fits of the cheapest replication."""
+    unit = {v.id: unit_capacity(v, demand, snapshot, config).rows_per_s for v in demand.variants}
+    options = _scale_up_options(demand, _counts(instances), pressure, unit, config)
+    capacity = pressure.effective
+    why = (
+        f"{pressure.why}: headroom {capacity:.1f}/{demand.load_qps:.1f} rows/s = "
+        f"{capacity / demand.load_qps:.2f} < slack threshold {config.slack_threshold}"
+    )
+    for option in options:
+        workers = placement.candidates(option.variant)
+        if len(workers) < option.count:
+            continue
+        return [_apply_option(option, options, workers, instances, placement, demand, unit, why)]
+    return _apply_no_room(demand, options, placement, why, config)
+
+
+def _scale_up_options(
+    demand: ModelDemand,
+    counts: Mapping[str, int],
+    pressure: Pressure,
+    unit: Mapping[str, float],
+    config: ScalingConfig,
+) -> list[_Option]:
+    """Every way to carry the load, cheapest first: (a) replicate a running variant, (b) upgrade to
+    (or load) a variant of higher capacity that carries it alone."""
     by_id = {v.id: v for v in demand.variants}
-    counts = _counts(instances)
     running = [by_id[vid] for vid in sorted(counts)]
     capacity, target = pressure.effective, pressure.target
-    unit = {v.id: unit_capacity(v, demand, snapshot, config).rows_per_s for v in demand.variants}
     options: list[_Option] = []
     for v in running:  # (a) replicate: enough extra instances of a running variant
         if unit[v.id] > 0 and eligible(v, demand, config.slo_share):  # (2) binds new instances too
@@ -121,40 +145,48 @@ def _scale_up(
         action = "upgrade" if running else "load"
         options.append(_Option(action, u, n, action_cost(u, n, config.lam) + removed, tuple(running)))
     options.sort(key=lambda o: (o.cost, o.count, o.variant.id))
-    why = (
-        f"{pressure.why}: headroom {capacity:.1f}/{demand.load_qps:.1f} rows/s = "
-        f"{capacity / demand.load_qps:.2f} < slack threshold {config.slack_threshold}"
+    return options
+
+
+def _apply_option(
+    option: _Option,
+    options: list[_Option],
+    workers: list[WorkerView],
+    instances: list[InstanceView],
+    placement: Placement,
+    demand: ModelDemand,
+    unit: Mapping[str, float],
+    why: str,
+) -> Decision:
+    """Reserve `option`'s workers (the first of `workers`) and say it, with the next-cheapest rival."""
+    chosen = [w.id for w in workers[: option.count]]
+    for w in chosen:
+        placement.reserve(option.variant, w)
+    unloads = []
+    for old in option.replaces:
+        for w in placement.victims(old.id, instances, len(instances)):
+            unloads.append((old.id, w))
+    rivals = [o for o in options if o is not option]
+    compared = f"; cheapest of {len(options)} options" + (
+        f" (next: {rivals[0].action} {rivals[0].variant.id} ×{rivals[0].count} at {fmt_cost(rivals[0].cost)})"
+        if rivals
+        else ""
     )
-    for option in options:
-        workers = placement.candidates(option.variant)
-        if len(workers) < option.count:
-            continue
-        chosen = [w.id for w in workers[: option.count]]
-        for w in chosen:
-            placement.reserve(option.variant, w)
-        unloads = []
-        for old in option.replaces:
-            for w in placement.victims(old.id, instances, len(instances)):
-                unloads.append((old.id, w))
-        rivals = [o for o in options if o is not option]
-        compared = f"; cheapest of {len(options)} options" + (
-            f" (next: {rivals[0].action} {rivals[0].variant.id} ×{rivals[0].count} at "
-            f"{fmt_cost(rivals[0].cost)})"
-            if rivals
-            else ""
-        )
-        return [
-            Decision(
-                action=option.action,  # type: ignore[arg-type]
-                model=demand.model,
-                loads=tuple((option.variant.id, w) for w in chosen),
-                unloads=tuple(unloads),
-                cost=option.cost,
-                reason=f"{why}: {option.action} {option.variant.id} ×{option.count} "
-                f"(+{unit[option.variant.id] * option.count:,.0f} rows/s, cost {fmt_cost(option.cost)})"
-                + compared,
-            )
-        ]
+    return Decision(
+        action=option.action,  # type: ignore[arg-type]
+        model=demand.model,
+        loads=tuple((option.variant.id, w) for w in chosen),
+        unloads=tuple(unloads),
+        cost=option.cost,
+        reason=f"{why}: {option.action} {option.variant.id} ×{option.count} "
+        f"(+{unit[option.variant.id] * option.count:,.0f} rows/s, cost {fmt_cost(option.cost)})" + compared,
+    )
+
+
+def _apply_no_room(
+    demand: ModelDemand, options: list[_Option], placement: Placement, why: str, config: ScalingConfig
+) -> list[Decision]:
+    """No option fits: a worker of the kind the cheapest option needs, and what fits meanwhile."""
     short = options[0] if options else None
     hardware = short.variant.hardware if short else _kind(demand, config)
     need = f"{short.action} {short.variant.id} ×{short.count}" if short else "any eligible variant"
@@ -193,6 +225,10 @@ def _kind(demand: ModelDemand, config: ScalingConfig) -> str:
     return kinds[0] if kinds else "cpu"
 
 
+_Proposal = tuple[float, str, Decision, float]
+"""A scale-down: its cost (negative: a saving), its pending key, the decision, and its T_v wait."""
+
+
 def _scale_down(
     demand: ModelDemand,
     instances: list[InstanceView],
@@ -203,18 +239,43 @@ def _scale_down(
 ) -> tuple[str, Decision, float] | None:
     """The cheapest-after scale-down that still leaves the headroom, or None; a `hold` decision instead
     when one would be proposed but the model is missing its SLO or the instance is too recently loaded."""
-    by_id = {v.id: v for v in demand.variants}
     counts = _counts(instances)
     if not counts:
         return None
+    kept_young: list[str] = []
+    best = _remove_one(demand, instances, counts, pressure, placement, snapshot, config, kept_young)
+    best = _downgrade(demand, instances, counts, pressure, placement, snapshot, config, best, kept_young)
+    if best is None and not kept_young:
+        return None
+    if best is None:
+        vid = kept_young[0]
+        return _hold(demand, f"held: not removing {vid}: loaded less than {config.keep_loaded_s:g} s ago")
+    _, key, decision, wait = best
+    if pressure.hold is not None:
+        what = ", ".join(sorted({vid for vid, _ in decision.unloads}))
+        return _hold(demand, f"held: not {_GERUND[decision.action]} {what} while {pressure.hold}")
+    return key, decision, wait
+
+
+def _remove_one(
+    demand: ModelDemand,
+    instances: list[InstanceView],
+    counts: Mapping[str, int],
+    pressure: Pressure,
+    placement: Placement,
+    snapshot: ClusterSnapshot,
+    config: ScalingConfig,
+    kept_young: list[str],
+) -> _Proposal | None:
+    """(a) The best removal of one instance of a running variant that leaves the headroom; variants
+    whose only removable instances are too young go to `kept_young`."""
+    by_id = {v.id: v for v in demand.variants}
     capacity, target = pressure.effective, pressure.target
     young: dict[str, frozenset[str]] = {}
     for vid, w in pressure.young:
         young[vid] = young.get(vid, frozenset()) | {w}
     total = sum(counts.values())
-    best: tuple[float, str, Decision, float] | None = None
-    kept_young: list[str] = []
-    # (a) one instance fewer of a running variant
+    best: _Proposal | None = None
     for vid in sorted(counts):
         v = by_id[vid]
         without = capacity - unit_capacity(v, demand, snapshot, config).rows_per_s
@@ -236,7 +297,24 @@ def _scale_down(
         candidate = (saving, f"{demand.model}:remove:{vid}", decision, scale_down_wait_s([v], config))
         if best is None or candidate[0] < best[0]:
             best = candidate
-    # (b) downgrade: replace everything running with fewer/cheaper instances of another variant
+    return best
+
+
+def _downgrade(
+    demand: ModelDemand,
+    instances: list[InstanceView],
+    counts: Mapping[str, int],
+    pressure: Pressure,
+    placement: Placement,
+    snapshot: ClusterSnapshot,
+    config: ScalingConfig,
+    best: _Proposal | None,
+    kept_young: list[str],
+) -> _Proposal | None:
+    """(b) `best`, or a cheaper downgrade: everything running replaced by fewer or cheaper instances of
+    another variant (not while an instance is young: a downgrade replaces them all)."""
+    by_id = {v.id: v for v in demand.variants}
+    target = pressure.target
     running = [by_id[vid] for vid in sorted(counts)]
     current = sum(cost_per_s(v) * counts[v.id] for v in running)
     for u in demand.variants:
@@ -267,16 +345,7 @@ def _scale_down(
             "including the load",
         )
         best = (cost, f"{demand.model}:downgrade:{u.id}", decision, scale_down_wait_s(running, config))
-    if best is None and not kept_young:
-        return None
-    if best is None:
-        vid = kept_young[0]
-        return _hold(demand, f"held: not removing {vid}: loaded less than {config.keep_loaded_s:g} s ago")
-    _, key, decision, wait = best
-    if pressure.hold is not None:
-        what = ", ".join(sorted({vid for vid, _ in decision.unloads}))
-        return _hold(demand, f"held: not {_GERUND[decision.action]} {what} while {pressure.hold}")
-    return key, decision, wait
+    return best
 
 
 _GERUND = {"remove": "removing", "downgrade": "downgrading"}
