@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -211,7 +212,33 @@ def place_warm(
     current = current or {}
     budget = int((1 - alpha) * sum(max(0, r.free_bytes) for r in rooms))
     critical = sorted((f for f in families if f.critical), key=lambda f: f.app)
-    columns: list[tuple[int, VariantProfile, int]] = []  # (family index, variant, room index)
+    columns, unplaced = _warm_columns(critical, rooms)
+    if not columns:
+        return WarmPlan((), unplaced, budget)
+    accuracy = [f.normalized() for f in critical]
+    result = _solve_warm(critical, rooms, columns, accuracy, current, budget)
+    if result.x is None:  # x = 0 is always feasible, so only a solver failure lands here
+        return WarmPlan((), {f.app: f"the backup ILP failed: {result.message}" for f in critical}, budget)
+    chosen = [columns[c] for c in np.flatnonzero(result.x > 0.5)]
+    backups = _warm_backups(critical, rooms, chosen, accuracy, budget, alpha)
+    placed = {b.app for b in backups}
+    for family in critical:
+        if family.app not in placed and family.app not in unplaced:
+            unplaced[family.app] = (
+                f"no room within the warm-backup budget ({_mb(budget)}, α = {alpha:g} kept for cold "
+                "loads) once the other critical apps' backups are placed"
+            )
+    return WarmPlan(tuple(backups), unplaced, budget)
+
+
+_Column = tuple[int, VariantProfile, int]
+"""One binary x: (critical family index, variant, room index)."""
+
+
+def _warm_columns(critical: list[Family], rooms: Sequence[Room]) -> tuple[list[_Column], dict[str, str]]:
+    """Every (family, variant, room) a warm backup could take ((4): never beside a primary), and why
+    each family that has none has none."""
+    columns: list[_Column] = []
     unplaced: dict[str, str] = {}
     for fi, family in enumerate(critical):
         options = [
@@ -231,10 +258,20 @@ def place_warm(
                 f"{len(family.variants)} eligible variants"
             )
         columns.extend(options)
-    if not columns:
-        return WarmPlan((), unplaced, budget)
+    return columns, unplaced
+
+
+def _solve_warm(
+    critical: list[Family],
+    rooms: Sequence[Room],
+    columns: list[_Column],
+    accuracy: list[dict[str, float]],
+    current: Mapping[str, tuple[str, str]],
+    budget: int,
+) -> Any:
+    """HiGHS over the columns: the most apps placed, then accuracy weighted by rate, then the backups
+    already loaded."""
     bonus = 2.0 * (1 + max(f.rate_qps for f in critical))  # B: placing one more app beats any accuracy
-    accuracy = [f.normalized() for f in critical]
     gain = np.array(
         [
             bonus
@@ -253,12 +290,20 @@ def place_warm(
         LinearConstraint(memory.reshape(1, -1), -np.inf, float(budget)),  # (3)
         LinearConstraint(per_app.tocsr(), -np.inf, np.ones(len(critical))),  # (5)
     ]
-    result = milp(
+    return milp(
         -gain, constraints=constraints, integrality=np.ones(n), bounds=Bounds(np.zeros(n), np.ones(n))
     )
-    if result.x is None:  # x = 0 is always feasible, so only a solver failure lands here
-        return WarmPlan((), {f.app: f"the backup ILP failed: {result.message}" for f in critical}, budget)
-    chosen = [columns[c] for c in np.flatnonzero(result.x > 0.5)]
+
+
+def _warm_backups(
+    critical: list[Family],
+    rooms: Sequence[Room],
+    chosen: list[_Column],
+    accuracy: list[dict[str, float]],
+    budget: int,
+    alpha: float,
+) -> list[Backup]:
+    """The chosen columns as backups, by app, each with why it is where it is."""
     backups = []
     for fi, v, ri in sorted(chosen, key=lambda c: critical[c[0]].app):
         family, room = critical[fi], rooms[ri]
@@ -279,14 +324,7 @@ def place_warm(
                 ),
             )
         )
-    placed = {b.app for b in backups}
-    for family in critical:
-        if family.app not in placed and family.app not in unplaced:
-            unplaced[family.app] = (
-                f"no room within the warm-backup budget ({_mb(budget)}, α = {alpha:g} kept for cold "
-                "loads) once the other critical apps' backups are placed"
-            )
-    return WarmPlan(tuple(backups), unplaced, budget)
+    return backups
 
 
 def _mb(n: int) -> str:
