@@ -7,6 +7,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Literal
 
 import redis.asyncio as aioredis
@@ -54,6 +55,20 @@ def make_provider(settings: Settings) -> WorkerProvider | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What the planner's loops share: its Redis, the leader lock, the clients and the event log."""
+
+    redis: aioredis.Redis
+    lock: LeaderLock
+    registry: AsyncRegistryClient
+    executors: ExecutorClient
+    events: EventLog
+    requests: WorkerRequests
+    """The model autoscaler's worker requests, which the worker autoscaler serves."""
+    claims: PipelineClaims
+
+
 async def start_autoscaling(
     app: FastAPI, settings: Settings, signals: Signals | None = None
 ) -> Callable[[], Awaitable[None]]:
@@ -75,92 +90,29 @@ async def start_autoscaling(
         heartbeat_ttl_s=settings.heartbeat_ttl_s,
         after_s=settings.auth_cache_ttl_s + 1.0,
     )
-    lock = LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s))
-    requests = WorkerRequests()
-    # The models planned pipelines hold: the tuner refreshes them, the model autoscaler leaves them alone.
-    claims = app.state.pipeline_claims = PipelineClaims(registry)
+    shared = _Shared(
+        redis=redis,
+        lock=LeaderLock(redis, lease_s=max(5.0, 3 * settings.autoscale_interval_s)),
+        registry=registry,
+        executors=executors,
+        events=app.state.events,
+        requests=WorkerRequests(),
+        # The models planned pipelines hold: the tuner refreshes them, the model autoscaler leaves them.
+        claims=PipelineClaims(registry),
+    )
+    app.state.pipeline_claims = shared.claims
     tasks: list[asyncio.Task[None]] = []
     if settings.autoscale_policy != "off":
-        if settings.autoscale_policy not in ("greedy", "ilp", "horizontal"):
-            raise ValueError(f"unknown autoscale_policy {settings.autoscale_policy!r}")
-        policy: Literal["greedy", "ilp", "horizontal"] = settings.autoscale_policy  # type: ignore[assignment]
-        scaler = ModelAutoscaler(
-            redis=redis,
-            lock=lock,
-            meter=LoadMeter(),
-            slos=SloCache(registry, token=lambda: read_version(redis)),
-            executors=executors,
-            events=app.state.events,
-            policy=policy,
-            config=ScalingConfig(
-                slack_threshold=settings.slack_threshold,
-                lam=settings.autoscale_lambda,
-                min_scale_down_s=settings.scale_down_min_s,
-                keep_loaded_s=settings.scale_keep_loaded_s,
-                miss_scale_up=settings.scale_up_miss_share,
-                settle_s=settings.scale_settle_s,
-            ),
-            heartbeat_ttl_s=settings.heartbeat_ttl_s,
-            requests=requests,
-            interference_config=InterferenceConfig(
-                migrate_after_s=settings.interference_migrate_s, lam=settings.autoscale_lambda
-            ),
-            claims=claims,
-        )
-        app.state.model_autoscaler = scaler
-        tasks.append(
-            asyncio.create_task(run_every(settings.autoscale_interval_s, scaler.tick, "model autoscaler"))
-        )
+        tasks.append(_start_model_autoscaler(app, settings, shared))
     if settings.pipeline_tune_interval_s > 0:
-        tuner = PipelineTuner(
-            redis=redis,
-            lock=lock,
-            registry=registry,
-            executors=executors,
-            events=app.state.events,
-            heartbeat_ttl_s=settings.heartbeat_ttl_s,
-            claims=claims,
-            signals=signals,
-        )
-        app.state.pipeline_tuner = tuner
-        tasks.append(
-            asyncio.create_task(run_every(settings.pipeline_tune_interval_s, tuner.tick, "pipeline tuner"))
-        )
+        tasks.append(_start_pipeline_tuner(app, settings, shared, signals))
     if settings.failover_interval_s > 0:
-        tasks.extend(await start_failover(app, settings, redis, lock, registry, executors))
+        tasks.extend(await start_failover(app, settings, redis, shared.lock, registry, executors))
     if settings.events_retention_days > 0:
-        retention_s = settings.events_retention_days * 86400
-        events: EventLog = app.state.events
-
-        async def prune() -> None:
-            pruned = await events.prune(retention_s)
-            if pruned:
-                log.info("pruned %d events older than %g days", pruned, settings.events_retention_days)
-
-        tasks.append(asyncio.create_task(run_every(3600.0, prune, "event pruning")))
+        tasks.append(_start_event_pruning(settings, shared.events))
     provider = make_provider(settings)
     if provider is not None:
-        await provider.watch(redis, app.state.events)  # restarts dead workers where it does that itself
-        workers = WorkerAutoscaler(
-            redis=redis,
-            lock=lock,
-            provider=provider,
-            executors=executors,
-            events=app.state.events,
-            requests=requests,
-            config=WorkerConfig(
-                idle_s=settings.worker_idle_s,
-                min_workers=settings.min_workers,
-                max_workers=settings.max_workers,
-            ),
-            heartbeat_ttl_s=settings.heartbeat_ttl_s,
-        )
-        app.state.worker_autoscaler = workers
-        tasks.append(
-            asyncio.create_task(
-                run_every(settings.worker_autoscale_interval_s, workers.tick, "worker autoscaler")
-            )
-        )
+        tasks.append(await _start_worker_autoscaler(app, settings, shared, provider))
 
     async def stop() -> None:
         await stop_tasks(*tasks)  # the failover listener first: it starts recoveries
@@ -169,7 +121,7 @@ async def start_autoscaling(
         if settings.failover_interval_s > 0:
             await stop_tasks(*app.state.failover.tasks, *app.state.failover.marking)
         await retirement.stop()  # drains not yet due: the instances stay
-        await lock.release()
+        await shared.lock.release()
         if provider is not None:
             await provider.close()
         await executors.aclose()
@@ -177,6 +129,90 @@ async def start_autoscaling(
         engine.dispose()
 
     return stop
+
+
+def _start_model_autoscaler(app: FastAPI, settings: Settings, shared: _Shared) -> asyncio.Task[None]:
+    if settings.autoscale_policy not in ("greedy", "ilp", "horizontal"):
+        raise ValueError(f"unknown autoscale_policy {settings.autoscale_policy!r}")
+    policy: Literal["greedy", "ilp", "horizontal"] = settings.autoscale_policy  # type: ignore[assignment]
+    redis = shared.redis
+    scaler = ModelAutoscaler(
+        redis=redis,
+        lock=shared.lock,
+        meter=LoadMeter(),
+        slos=SloCache(shared.registry, token=lambda: read_version(redis)),
+        executors=shared.executors,
+        events=shared.events,
+        policy=policy,
+        config=ScalingConfig(
+            slack_threshold=settings.slack_threshold,
+            lam=settings.autoscale_lambda,
+            min_scale_down_s=settings.scale_down_min_s,
+            keep_loaded_s=settings.scale_keep_loaded_s,
+            miss_scale_up=settings.scale_up_miss_share,
+            settle_s=settings.scale_settle_s,
+        ),
+        heartbeat_ttl_s=settings.heartbeat_ttl_s,
+        requests=shared.requests,
+        interference_config=InterferenceConfig(
+            migrate_after_s=settings.interference_migrate_s, lam=settings.autoscale_lambda
+        ),
+        claims=shared.claims,
+    )
+    app.state.model_autoscaler = scaler
+    return asyncio.create_task(run_every(settings.autoscale_interval_s, scaler.tick, "model autoscaler"))
+
+
+def _start_pipeline_tuner(
+    app: FastAPI, settings: Settings, shared: _Shared, signals: Signals | None
+) -> asyncio.Task[None]:
+    tuner = PipelineTuner(
+        redis=shared.redis,
+        lock=shared.lock,
+        registry=shared.registry,
+        executors=shared.executors,
+        events=shared.events,
+        heartbeat_ttl_s=settings.heartbeat_ttl_s,
+        claims=shared.claims,
+        signals=signals,
+    )
+    app.state.pipeline_tuner = tuner
+    return asyncio.create_task(run_every(settings.pipeline_tune_interval_s, tuner.tick, "pipeline tuner"))
+
+
+def _start_event_pruning(settings: Settings, events: EventLog) -> asyncio.Task[None]:
+    retention_s = settings.events_retention_days * 86400
+
+    async def prune() -> None:
+        pruned = await events.prune(retention_s)
+        if pruned:
+            log.info("pruned %d events older than %g days", pruned, settings.events_retention_days)
+
+    return asyncio.create_task(run_every(3600.0, prune, "event pruning"))
+
+
+async def _start_worker_autoscaler(
+    app: FastAPI, settings: Settings, shared: _Shared, provider: WorkerProvider
+) -> asyncio.Task[None]:
+    await provider.watch(shared.redis, shared.events)  # restarts dead workers where it does that itself
+    workers = WorkerAutoscaler(
+        redis=shared.redis,
+        lock=shared.lock,
+        provider=provider,
+        executors=shared.executors,
+        events=shared.events,
+        requests=shared.requests,
+        config=WorkerConfig(
+            idle_s=settings.worker_idle_s,
+            min_workers=settings.min_workers,
+            max_workers=settings.max_workers,
+        ),
+        heartbeat_ttl_s=settings.heartbeat_ttl_s,
+    )
+    app.state.worker_autoscaler = workers
+    return asyncio.create_task(
+        run_every(settings.worker_autoscale_interval_s, workers.tick, "worker autoscaler")
+    )
 
 
 async def start_failover(
