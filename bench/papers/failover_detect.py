@@ -61,7 +61,7 @@ from infaas.data.failures import (
 from infaas.data.pulses import Pulse
 from infaas.processes.suite import Suite
 from infaas_cli.launcher import start_suite
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from tests.e2e.conftest import _settings
 from tests.e2e.wine import CHEM, register_wine
 from tests.polling import wait_for

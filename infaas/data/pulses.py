@@ -1,6 +1,6 @@
 """Pulses: the fast liveness signal of executors (FailLite's heartbeats every 20–50 ms).
 
-Each executor sends a signed datagram to every failure watch (`services/planner/failures.py`, one per
+Each executor sends a signed datagram to every failure watch (`services/planner/failure_watch.py`, one per
 planner) every `pulse_interval_s` from a thread of its own, so a busy event loop (a long batch, a garbage
 collection) does not silence it while the process lives; a watch declares a worker failed when its
 pulses stop for `pulse_misses` intervals. The slower heartbeat (`store.heartbeat`) still carries load and

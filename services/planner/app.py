@@ -13,7 +13,7 @@ from infaas.core.config import Settings
 from infaas.core.heap import settle_heap
 from infaas.http.app import install_common
 from services.planner.api import router
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from services.planner.loops.startup import start_loops
 
 
@@ -35,7 +35,7 @@ def create_app(settings: Settings) -> FastAPI:
             advertise_host=settings.pulse_host(),
         )
         await watch.start()
-        app.state.failures = watch
+        app.state.failure_watch = watch
         settle_heap()
         yield
         await watch.stop()

@@ -22,11 +22,12 @@ Failover (FailLite), end to end, and where each part lives (the planner holds mo
 - `infaas/schemas/api.py` an app's `criticality` (a warm backup or a cold one; `infaas/data/db.py`
   `AppRow.criticality`, migration 0008) and an answer's `FailoverNote`; `infaas/clients/envelope.py`
   `Answer.failover`; `infaas/schemas/events.py` the `failure` and `failover` events.
-- planner: `services/planner/failures.py` the failure watch (`FailureWatch`, started by `app.py`):
-  pulses verified by `pulse_inbox.py`, silent workers probed by `probes.py`, failures declared and
-  recoveries recorded as events; here `failover.py` the failover loop (`Failover`: notices acted on by
-  the leader, warm backups promoted, progressive failover loaded) with `failover_backups.py`
-  (`WarmBackups`: the warm backups kept, their copy in Redis), `cluster.py` reading the failover marks,
+- planner: `services/planner/failure_watch.py` the failure watch (`FailureWatch`, started by
+  `app.py`): pulses verified by `pulse_inbox.py`, silent workers probed by `probes.py`, failures
+  declared, and failures and recoveries recorded as events by `failure_records.py`; here `failover.py`
+  the failover loop (`Failover`: notices acted on by the leader, warm backups promoted, progressive
+  failover planned) with `failover_backups.py` (`WarmBackups`: the warm backups kept, their copy in
+  Redis) and `failover_recovery.py` (a progressive failover loaded), `cluster.py` reading the failover marks,
   `observe.py` the workers gone from the snapshot, `startup.py` `start_failover`; `policies/backups.py`
   the warm-backup ILP and `policies/failover.py` progressive failover (pure); `providers/local.py` an
   exited executor process declared failed; `metrics.py` detection time, MTTR, rejected pulses.

@@ -30,7 +30,7 @@ from infaas.data.failures import FAILURES_CHANNEL, RECOVERIES_CHANNEL, FailureNo
 from infaas.processes.suite import Suite, free_port
 from infaas.schemas.variants import VariantProfile
 from services.planner.event_log import EventLog
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
 from tests.factories import variant_profile

@@ -16,7 +16,7 @@ import redis
 from infaas.clients.envelope import Query
 from infaas.data import store
 from infaas.policy.selection import Requirements
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from services.scheduler.dispatch import Dispatcher
 from tests.integration.failover.conftest import FEATURES, SIGNATURE, FailCluster, failure_events, place
 from tests.polling import async_wait_for, wait_for

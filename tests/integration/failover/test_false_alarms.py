@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 
 from infaas.data import store
 from infaas.data.failures import FailureNotice, declare_failure
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from services.scheduler.dispatch import Dispatcher
 from tests.integration.failover.conftest import FEATURES, FailCluster, failure_events, place
 from tests.integration.failover.test_executor_failures import _check_answers, _query, _streams_empty

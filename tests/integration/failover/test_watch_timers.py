@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 import uvloop
 
 from infaas.data.pulses import Pulse, PulseSeal, parse_address
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from tests.redis_faults import cancel_as_lost_connection
 
 T = TypeVar("T")

@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 from infaas.data import store
 from infaas.data.failures import FailureNotice, claim_key, declare_failure
 from infaas.policy.selection import WorkerView
-from services.planner.failures import FailureWatch
+from services.planner.failure_watch import FailureWatch
 from services.planner.loops.failover import Failover
 from services.planner.loops.leader import LeaderLock
 from tests.redis_faults import gate_resubscriptions, kill_connections

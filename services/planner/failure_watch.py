@@ -12,10 +12,11 @@ declared failed (`infaas.data.failures`: out of the store at once, the notice pu
 is a suspect (a process paused on a loaded machine), declared only once silent for `pulse_hung_s` after
 the first probe that found its port accepting.
 
-Recording: every notice heard, whoever detected it (this watch, a scheduler whose push connection
-dropped, the local provider seeing a process exit), becomes one `failure`/`declared` event, and every
-recovery a scheduler reports (`Recovery`: the first answer for one of the failed worker's models from
-another worker) one `failure`/`recovered` event with the MTTR; several planners record each once.
+Recording (`failure_records.py`): every notice heard, whoever detected it (this watch, a scheduler
+whose push connection dropped, the local provider seeing a process exit), becomes one
+`failure`/`declared` event, and every recovery a scheduler reports (`Recovery`: the first answer for one
+of the failed worker's models from another worker) one `failure`/`recovered` event with the MTTR;
+several planners record each once.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import redis.asyncio as aioredis
 
 from infaas.data import store
 from infaas.data.failures import (
-    CLAIM_TTL_MS,
     FAILURES_CHANNEL,
     RECOVERIES_CHANNEL,
     FailureNotice,
@@ -53,6 +53,7 @@ from infaas.data.subscription import keep_subscribed
 from infaas.policy.failure_detection import Probe, late, late_after_s, silent, verdict
 from services.planner import metrics
 from services.planner.event_log import EventLog
+from services.planner.failure_records import FailureRecords
 from services.planner.probes import probe_port
 from services.planner.pulse_inbox import PulseInbox, open_inbox
 
@@ -80,7 +81,6 @@ class FailureWatch:
         """`key`: the internal key pulses are signed with; `host`/`port`: where the pulse socket binds
         (`port` taken: any free one); `advertise_host`: the host senders reach it by (default `host`)."""
         self.redis = redis
-        self.events = events
         self.interval_s = interval_s
         self.timeout_s = misses * interval_s
         self.late_s = late_after_s(interval_s, misses)
@@ -109,6 +109,7 @@ class FailureWatch:
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()  # checks and records started from a datagram
         self._subscribed = asyncio.Event()
+        self.records = FailureRecords(redis, events, self.me)
 
     async def start(self) -> None:
         self._tasks.append(asyncio.create_task(self._listen(), name="failure-watch"))
@@ -277,13 +278,7 @@ class FailureWatch:
         store; clearing the claim lets a later real failure of it be declared again."""
         await self.redis.delete(claim_key(pulse.worker, pulse.incarnation))
         log.warning("worker %s pulses again after being declared failed", pulse.worker)
-        await self._record(
-            action="revived",
-            outcome="done",
-            worker=pulse.worker,
-            reason=f"{pulse.worker} pulsed again after being declared failed: it had stalled, not died",
-            details={"incarnation": pulse.incarnation},
-        )
+        await self.records.revived(pulse.worker, pulse.incarnation)
 
     async def _check(self, echo_sent_at: float) -> None:
         try:
@@ -370,49 +365,7 @@ class FailureWatch:
         if notice.incarnation:  # its pulses after this notice would mean a false alarm
             self.declared[notice.worker] = notice.incarnation
         self.notices = [*self.notices[-99:], notice]
-        if not await self.redis.set(
-            claim_key(notice.worker, notice.incarnation, "recorded"), self.me, nx=True, px=CLAIM_TTL_MS
-        ):
-            return
-        detection_s = max(0.0, notice.detected_at - notice.last_seen_at)
-        metrics.FAILURES_DETECTED.labels(notice.detector).inc()
-        metrics.DETECTION_SECONDS.observe(detection_s)
-        await self._record(
-            action="declared",
-            outcome="failed",
-            worker=notice.worker,
-            reason=f"declared failed by the {notice.detector}: {notice.reason}",
-            details={
-                "detector": notice.detector,
-                "incarnation": notice.incarnation,
-                "detection_ms": round(detection_s * 1000, 1),
-                "instances": list(notice.instances),
-            },
-        )
+        await self.records.declared(notice)
 
     async def on_recovery(self, recovery: Recovery) -> None:
-        key = claim_key(recovery.worker, recovery.incarnation, f"recovered:{recovery.model}")
-        if not await self.redis.set(key, self.me, nx=True, px=CLAIM_TTL_MS):
-            return
-        metrics.MTTR_SECONDS.observe(recovery.mttr_s)
-        mttr_ms = round(recovery.mttr_s * 1000, 1)
-        await self._record(
-            action="recovered",
-            outcome="done",
-            worker=recovery.replacement,
-            model=recovery.model,
-            variant=recovery.variant,
-            reason=(
-                f"{recovery.model} answered by {recovery.replacement} {mttr_ms} ms after "
-                f"{recovery.worker} was declared failed (MTTR)"
-            ),
-            details={"failed_worker": recovery.worker, "mttr_ms": mttr_ms},
-        )
-
-    async def _record(self, **fields: Any) -> None:
-        if self.events is None:
-            return
-        try:
-            await self.events.record(kind="failure", **fields)
-        except Exception:  # an event that cannot be written never stops detection
-            log.exception("recording a failure event failed")
+        await self.records.recovered(recovery)
