@@ -12,8 +12,9 @@ worker fails.
   Each (worker, incarnation) is handled once.
 - On a failure, per app that the worker served: still served elsewhere → nothing to do; served by its warm
   backup → the backup is now its primary (warm failover); else it is failed over progressively
-  (`policies/failover.py`, Algorithm 1): its smallest variant loads first, then the chosen one, which
-  replaces it. Answers from a variant other than the failed one carry `failover` (`failover_marks`).
+  (`policies/failover.py`, Algorithm 1; carried out by `failover_recovery.py`): its smallest variant
+  loads first, then the chosen one, which replaces it. Answers from a variant other than the failed one
+  carry `failover` (`failover_marks`).
 - Every tick (`failover_interval_s`, leader only): warm backups re-planned by the proactive ILP
   (`policies/backups.py`; kept by `failover_backups.WarmBackups`), loads of new ones, unloads of those
   no longer planned, and marks cleared once the failed variant serves again.
@@ -51,6 +52,7 @@ from infaas.policy.selection import USABLE_STATES
 from services.planner.event_log import EventLog
 from services.planner.loops.cluster import ClusterReader
 from services.planner.loops.failover_backups import View, WarmBackups
+from services.planner.loops.failover_recovery import recover
 from services.planner.loops.leader import LeaderLock
 from services.planner.loops.model_autoscaler import ModelAutoscaler
 from services.planner.loops.observe import LoadMeter
@@ -257,53 +259,10 @@ class Failover:
                     self.scaler.busy[model] = task
 
     async def _recover(self, recovery: Recovery, failed: str, view: View, why: str) -> None:
-        urls = {w.id: w.url for w in view.workers}
-        vid, worker = recovery.target
-        try:
-            if recovery.first is not None:
-                small, at = recovery.first
-                await self.executors.load(urls[at], small)
-                if small != failed:
-                    reason = f"{why}: {small}, the smallest variant, loaded first for the lowest MTTR"
-                    await failover_marks.mark(
-                        self.redis, small, failed=failed, app=recovery.app, reason=reason, since=view.now
-                    )
-                await self._event("first_loaded", "done", reason_first(small, vid), recovery.app, small, at)
-            await self.executors.load(urls[worker], vid)
-            if vid != failed:
-                reason = f"{why}: {recovery.reason}"
-                await failover_marks.mark(
-                    self.redis, vid, failed=failed, app=recovery.app, reason=reason, since=view.now
-                )
-            stopgaps = await self._stopgaps(recovery, view)
-            for small, at in stopgaps:
-                await self.executors.drain_instance(urls[at], small)
-                await failover_marks.unmark(self.redis, small)
-            gone = ", ".join(f"{v} on {w}" for v, w in stopgaps) or "none"
-            reason = f"{vid} active on {worker}; less accurate stopgaps drained: {gone}"
-            await self._event("upgraded", "done", reason, recovery.app, vid, worker)
-        except Exception as exc:
-            await self._event("progressive_failover", "failed", f"{why}: {exc}", recovery.app, vid, worker)
-
-    async def _stopgaps(self, recovery: Recovery, before: View) -> list[tuple[str, str]]:
-        """Instances of the app's less accurate variants loaded since the failure — the small variant
-        loaded first, and any that a scheduler cold-loaded for a query meanwhile (selection loads the
-        quickest to load) — which the chosen variant replaces: selection would otherwise keep preferring
-        the faster, smaller one."""
-        now = await self._view()
-        target = now.variants.get(recovery.target[0])
-        if target is None:
-            return []
-        existed = {(i.variant_id, i.worker_id) for i in before.instances}
-        return sorted(
-            (i.variant_id, i.worker_id)
-            for i in now.instances
-            if (v := now.variants.get(i.variant_id)) is not None
-            and (v.app, v.signature_key, v.task) == (target.app, target.signature_key, target.task)
-            and v.accuracy < target.accuracy
-            and (i.variant_id, i.worker_id) not in existed
-            and i.worker_id in {w.id for w in before.workers}
-        )
+        await recover(
+            recovery, failed, view, why,
+            redis=self.redis, executors=self.executors, event=self._event, read_view=self._view,
+        )  # fmt: skip
 
     # --- every tick: the snapshot fallback, warm backups, marks ------------------------------------
 
@@ -401,7 +360,3 @@ class Failover:
         except Exception as exc:  # the database briefly away must not stop a failover
             log.warning("recording an event failed: %s (%s)", exc, reason)
         log.info("failover %s %s %s: %s", action, app, outcome, reason)
-
-
-def reason_first(small: str, target: str) -> str:
-    return f"{small} active: the app answers again while {target} loads"
