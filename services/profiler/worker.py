@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import redis
@@ -66,53 +67,7 @@ def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
         profilers = store.live_profilers(r, now=time.time(), ttl_s=PROFILER_TTL_S)
         return {k for p in profilers.values() for k in p["kinds"]}
 
-    def run(model_id: int, hardware: str, attempt: int, work: Work) -> int:
-        """Lease, claim and profile one attempt; a duplicate, stale or deleted one is dropped, said why."""
-        lease = ProfileLease(
-            model_id=model_id, hardware=hardware, worker=name, attempt=attempt, since=time.time()
-        )
-        keeper = LeaseKeeper(
-            r, lease, ttl_s=settings.profile_lease_ttl_s, renew_s=settings.profile_lease_renew_s
-        )
-        holder = keeper.take()
-        if holder is not None:
-            PROFILED.labels("dropped").inc()
-            log.info(
-                "model %s (attempt %s) is profiled by %s (attempt %s) since %s; this delivery is dropped",
-                model_id,
-                attempt,
-                holder.worker,
-                holder.attempt,
-                holder.since,
-            )
-            return 0
-        registry = RegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
-        start = time.perf_counter()
-        try:
-            with keeper:
-                registry.claim_profile(model_id, attempt=attempt, hardware=hardware, worker=name)
-                reports = work(registry)
-            ready = sum(r.status == "ready" for r in reports)
-            PROFILED.labels("ready" if ready else "failed").inc()
-            return ready
-        except Exception as exc:
-            outcome = _abandoned(registry, model_id, attempt, exc)
-            if outcome:
-                PROFILED.labels(outcome).inc()
-                return 0
-            PROFILED.labels("error").inc()
-            log.exception("profiling model %s on %s failed", model_id, hardware)
-            try:
-                registry.set_status(
-                    model_id, StatusUpdate(status="failed", reason=str(exc)[:300]), attempt=attempt
-                )
-            except Exception:
-                log.exception("could not report the failure of model %s", model_id)
-            raise
-        finally:
-            PROFILE_SECONDS.labels(hardware).observe(time.perf_counter() - start)
-            registry.close()
-
+    run = partial(_run_attempt, r, settings, name)
     artifacts = artifact_store(settings)
 
     # `attempt` defaults to 0 for tasks sent before attempts existed (models migrated with attempt 0).
@@ -164,6 +119,55 @@ def create_worker_app(settings: Settings, name: str = "profiler") -> Celery:
             registry.close()
 
     return celery
+
+
+def _run_attempt(
+    r: redis.Redis, settings: Settings, name: str, model_id: int, hardware: str, attempt: int, work: Work
+) -> int:
+    """Lease, claim and profile one attempt; a duplicate, stale or deleted one is dropped, said why.
+    Returns the variants made ready."""
+    lease = ProfileLease(
+        model_id=model_id, hardware=hardware, worker=name, attempt=attempt, since=time.time()
+    )
+    keeper = LeaseKeeper(r, lease, ttl_s=settings.profile_lease_ttl_s, renew_s=settings.profile_lease_renew_s)
+    holder = keeper.take()
+    if holder is not None:
+        PROFILED.labels("dropped").inc()
+        log.info(
+            "model %s (attempt %s) is profiled by %s (attempt %s) since %s; this delivery is dropped",
+            model_id,
+            attempt,
+            holder.worker,
+            holder.attempt,
+            holder.since,
+        )
+        return 0
+    registry = RegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
+    start = time.perf_counter()
+    try:
+        with keeper:
+            registry.claim_profile(model_id, attempt=attempt, hardware=hardware, worker=name)
+            reports = work(registry)
+        ready = sum(r.status == "ready" for r in reports)
+        PROFILED.labels("ready" if ready else "failed").inc()
+        return ready
+    except Exception as exc:
+        outcome = _abandoned(registry, model_id, attempt, exc)
+        if outcome:
+            PROFILED.labels(outcome).inc()
+            return 0
+        PROFILED.labels("error").inc()
+        log.exception("profiling model %s on %s failed", model_id, hardware)
+        try:
+            registry.set_status(
+                model_id, StatusUpdate(status="failed", reason=str(exc)[:300]), attempt=attempt
+            )
+        except Exception:
+            log.exception("could not report the failure of model %s", model_id)
+        raise
+    finally:
+        PROFILE_SECONDS.labels(hardware).observe(time.perf_counter() - start)
+        registry.close()
 
 
 def _abandoned(registry: RegistryClient, model_id: int, attempt: int, exc: Exception) -> str | None:
