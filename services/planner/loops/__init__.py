@@ -4,9 +4,15 @@ records what it decided and why (`services/planner/event_log.py`).
 
 - `startup.py`: which loops run, from the settings (`start_loops`, called from the app's lifespan);
 - `leader.py`: the Redis lease that lets one planner of several act;
+- `cluster.py`: one read of the cluster per tick (workers, instances, variants, heartbeats, marks);
 - `observe.py`: the model autoscaler's view (offered load, SLOs, the cluster snapshot);
-- `model_autoscaler.py`: the model autoscaler loop;
+- `model_autoscaler.py`: the model autoscaler loop, with `configure.py` (each instance's concurrency
+  from SERF's prediction) and `parity.py` (parity instances for coding groups, ParM);
 - `worker_autoscaler.py`: the worker autoscaler loop;
+- `failover.py`: the failover loop (FailLite), with `failover_backups.py` (its warm backups) and
+  `failover_recovery.py` (one progressive failover carried out);
+- `pipeline_tuner.py`: the pipeline tuner loop (InferLine), with `claims.py` (the models planned
+  pipelines hold, which the model autoscaler leaves alone);
 - `jobs.py`: the offline-jobs loop (throttle, chunk leases, Celery tasks).
 
 Failover (FailLite), end to end, and where each part lives (the planner holds most of it):
