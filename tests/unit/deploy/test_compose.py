@@ -1,7 +1,8 @@
 """Static checks of the container deployment: docker-compose.yml and the shared Dockerfile.
 
 No Docker engine is needed: the compose file is parsed with `yaml.safe_load` (which resolves the `<<`
-merge keys of the `x-` anchors) and checked against what the infaas processes expect.
+merge keys of the `x-` anchors) and checked against what the infaas processes expect; the Dockerfile is
+read stage by stage and its installs checked against the Makefile's sequence.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from infaas.core.config import SERVICES
 ROOT = Path(__file__).resolve().parents[3]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
+MAKEFILE = ROOT / "Makefile"
 
 # Processes `infaas serve X` can start.
 SERVE_TARGETS = {"gateway", "registry", "scheduler", "executor", "planner", "profiler", "jobs"}
@@ -247,21 +249,86 @@ def test_named_volumes(compose: dict[str, Any], services: dict[str, dict[str, An
         assert f"artifacts:{ARTIFACT_DIR}" in [str(v) for v in services[name].get("volumes", [])], name
 
 
+def _dockerfile_stages() -> dict[str, tuple[str | None, list[str]]]:
+    """Stage name -> (the stage it is built on, or None for an image; its instructions, each on one line)."""
+    text = re.sub(r"\\\n\s*", " ", DOCKERFILE.read_text(encoding="utf-8"))  # join continuation lines
+    stages: dict[str, tuple[str | None, list[str]]] = {}
+    own: list[str] = []
+    for line in (raw.strip() for raw in text.splitlines()):
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("FROM "):
+            _, source, _, name = line.split()
+            own = [line]
+            stages[name] = (source if source in stages else None, own)
+        else:
+            own.append(line)
+    return stages
+
+
+def _instructions(target: str) -> list[str]:
+    """What building `target` runs: the instructions of the stages it is built on, then its own."""
+    parent, own = _dockerfile_stages()[target]
+    return [*(_instructions(parent) if parent else []), *own]
+
+
+def _pip_commands(instructions: list[str]) -> list[str]:
+    return [
+        cmd.strip()
+        for line in instructions
+        if line.startswith("RUN ")
+        for cmd in line.removeprefix("RUN ").split("&&")
+        if cmd.strip().startswith("pip ")
+    ]
+
+
 def test_dockerfile() -> None:
     assert DOCKERFILE.is_file(), "Dockerfile is missing at the repository root"
-    text = DOCKERFILE.read_text(encoding="utf-8")
-    instructions = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    assert instructions[0] == "FROM python:3.11-slim AS base"
-    stages = [line.split()[-1] for line in instructions if line.startswith("FROM ")]
-    assert stages == ["base", "gpu", "cpu"]  # the last stage is what a plain `docker build` makes: cpu
-    assert "RUN pip install '.[gpu]'" in instructions
-    assert re.search(r"^RUN pip install torch==2\.13\.0\b", text, re.MULTILINE)
-    assert "download.pytorch.org" not in text
-    assert re.search(r"pip install \.", text)
-    entrypoints = [line for line in instructions if line.startswith("ENTRYPOINT")]
-    assert entrypoints == ['ENTRYPOINT ["infaas"]']
-    users = [line.split()[1] for line in instructions if line.startswith("USER ")]
-    assert users and users[-1] not in {"root", "0"}
+    stages = _dockerfile_stages()
+    assert stages["base"][1][0] == "FROM python:3.11-slim AS base"
+    assert list(stages) == ["base", "gpu", "cpu"]  # the last stage is what a plain `docker build` makes: cpu
+    assert stages["gpu"][0] == stages["cpu"][0] == "base"
+    assert "download.pytorch.org" not in DOCKERFILE.read_text(encoding="utf-8")
+    for target in ("cpu", "gpu"):
+        instructions = _instructions(target)
+        assert [line for line in instructions if line.startswith("ENTRYPOINT")] == ['ENTRYPOINT ["infaas"]']
+        users = [line.split()[1] for line in instructions if line.startswith("USER ")]
+        assert users and users[-1] not in {"root", "0"}, target
+
+
+def _makefile_pin(variable: str) -> str:
+    match = re.search(rf"^{variable} := (\S+)$", MAKEFILE.read_text(encoding="utf-8"), re.MULTILINE)
+    assert match, f"the Makefile sets no {variable}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize(("target", "locks"), [("cpu", ["runtime"]), ("gpu", ["runtime", "gpu"])])
+def test_the_image_installs_from_the_locks_as_the_makefile_does(target: str, locks: list[str]) -> None:
+    # The Makefile's install_from: its pip, the hashed locks (the gpu one on top of the runtime's), torch
+    # pinned, then the project with nothing resolved, built by the lock's setuptools (test_locks.py checks
+    # that the runtime lock pins the build requirements) rather than by whatever an isolated build fetches.
+    assert _pip_commands(_instructions(target)) == [
+        f"pip install pip=={_makefile_pin('PIP_VERSION')}",
+        *(f"pip install --require-hashes -r requirements/{lock}.txt" for lock in locks),
+        f"pip install {_makefile_pin('TORCH')}",
+        "pip install --no-deps --no-build-isolation .",
+    ]
+    for lock in locks:
+        assert (ROOT / "requirements" / f"{lock}.txt").is_file(), lock
+
+
+@pytest.mark.parametrize("target", ["cpu", "gpu"])
+def test_the_dependency_layers_come_before_the_source(target: str) -> None:
+    # Only the locks are copied before the dependencies install, so a source change rebuilds only the
+    # project's own layer, not the locks' or torch's.
+    instructions = _instructions(target)
+    copies = [i for i, line in enumerate(instructions) if line.startswith("COPY ")]
+    assert [instructions[i] for i in copies] == ["COPY requirements/ requirements/", "COPY . ."]
+    installs = [i for i, line in enumerate(instructions) if line.startswith("RUN pip install")]
+    lock_installs = [i for i in installs if "--require-hashes" in instructions[i]]
+    assert copies[0] < lock_installs[0]
+    assert all(i < copies[1] for i in installs[:-1])
+    assert installs[-1] > copies[1] and "--no-deps" in instructions[installs[-1]]
 
 
 def test_dockerignore_keeps_local_state_out() -> None:
