@@ -11,13 +11,13 @@ import numpy as np
 
 from infaas.runtimes.base import Runtime
 from infaas.schemas.variants import VariantProfile
-from services.executor.queries import Query
+from services.executor.queries import Delivery
 
 
 @dataclass
 class AIMD:
-    """Clipper's adaptive batch size: grow by `step` while batches finish within their latency budget,
-    cut by 10 % when one does not; always within 1…the variant's max batch."""
+    """Clipper's adaptive batch size: grow by `step` while batches finish within their SLO (the
+    smallest of their orders'), cut by 10 % when one does not; always within 1…the variant's max batch."""
 
     cap: int
     step: int = 1
@@ -27,18 +27,18 @@ class AIMD:
     def limit(self) -> int:
         return max(1, min(self.cap, int(self.size)))
 
-    def observe(self, rows: int, latency_ms: float, budget_ms: float) -> None:
-        if latency_ms > budget_ms:
+    def observe(self, rows: int, compute_ms: float, slo_ms: float) -> None:
+        if compute_ms > slo_ms:
             self.size = max(1.0, self.size * self.backoff)
         elif rows >= self.limit():
             # Grow only on evidence: a batch that did not fill the limit says nothing about a bigger one.
             self.size = min(float(self.cap), self.size + self.step)
 
 
-def batches(queries: list[Query], max_batch: int) -> list[list[Query]]:
-    """Group queries in arrival order into batches of at most `max_batch` rows (a larger query alone)."""
-    out: list[list[Query]] = []
-    current: list[Query] = []
+def batches(queries: list[Delivery], max_batch: int) -> list[list[Delivery]]:
+    """Group orders in arrival order into batches of at most `max_batch` rows (a larger one alone)."""
+    out: list[list[Delivery]] = []
+    current: list[Delivery] = []
     rows = 0
     signature: tuple[tuple[str, tuple[int, ...]], ...] | None = None
     for q in queries:
@@ -82,17 +82,17 @@ MIN_GAIN = 2.0
 
 
 def batch_delay(
-    profile: VariantProfile, *, offered_rps: float, limit: int, budget_ms: float, cap_ms: float
+    profile: VariantProfile, *, offered_rps: float, limit: int, slo_ms: float, cap_ms: float
 ) -> Delay:
     """Delayed batching chosen by the instance itself (Clipper's batch timeout, which Clipper leaves to
     the operator): wait for company only where the variant's per-batch fixed cost makes batching pay,
-    the offered rows are frequent enough to arrive during the wait, and the wait fits the budget.
+    the offered rows are frequent enough to arrive during the wait, and the wait fits the SLO.
 
     From the profile, a batch of `b` rows costs about `fixed + b × per_row` (the line through the
     profiled batch-1 and batch-`limit` latencies). The rows worth waiting for are those that bring the
     fixed cost's share down to a row's own cost (`fixed / per_row`, at most `limit`); the wait is the time
-    `offered_rps` takes to bring them, at most a quarter of the budget (what is left must cover the batch
-    and the hops), at most `cap_ms`, and never so long that the batch itself would miss the budget.
+    `offered_rps` takes to bring them, at most a quarter of the SLO (what is left must cover the batch
+    and the hops), at most `cap_ms`, and never so long that the batch itself would miss the SLO.
     Pure: the consumer (services/executor/consumers.py) applies it, the heartbeat reports it."""
     if limit <= 1 or cap_ms <= 0:
         return Delay(0.0, 1, "batches of one query (no batch mates to wait for)")
@@ -110,10 +110,10 @@ def batch_delay(
         return Delay(0.0, 1, f"offered {offered_rps:.0f} rows/s, {load:.0%} of one-at-a-time capacity")
     target = limit if per_row <= 0 else max(2, min(limit, math.ceil(fixed / per_row)))
     fill_ms = (target - 1) / offered_rps * 1000
-    room_ms = min(cap_ms, budget_ms / 4, budget_ms - profile.latency_ms(target))
+    room_ms = min(cap_ms, slo_ms / 4, slo_ms - profile.latency_ms(target))
     wait = min(fill_ms, room_ms)
     if wait <= 0:
-        return Delay(0.0, 1, f"no room in the {budget_ms:.0f} ms budget to wait for batch mates")
+        return Delay(0.0, 1, f"no room in the {slo_ms:.0f} ms SLO to wait for batch mates")
     return Delay(
         round(wait, 3),
         target,

@@ -12,11 +12,12 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
+from infaas.core.errors import BadRequest
 from infaas.data import store
-from infaas.wire.frames import decode_frame
+from infaas.wire.messages import Order
 from services.executor import metrics
 from services.executor.batching import Delay, batch_delay
-from services.executor.queries import Query, answer_at_once, answer_on_connection, refusal, refuse
+from services.executor.queries import Delivery, answer_at_once, answer_on_connection, refusal, refuse
 from services.executor.serving import (
     ROW_COUPLED_PRECISIONS,
     Instance,
@@ -36,18 +37,17 @@ AUTO_DELAY_CAP_MS = 5.0
 NO_DELAY = Delay(0.0, 1, "")
 
 
-def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: dict[str, object] | None) -> Delay:
+def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: Order | None) -> Delay:
     """The wait for batch mates before the instance's next short batch: the configured one where
     `max_queue_delay_ms` is set (0: never), else the instance's own choice (`batch_delay`), kept on the
-    instance for its heartbeat and metrics. `head` is the oldest waiting query's header (its budget).
+    instance for its heartbeat and metrics. `head` is the oldest waiting order (its SLO).
 
     Remembered until what it depends on changes: the offered rate moves once per monitor window, the
-    limit and budget seldom, and working it out again (its reason's text included) cost ~50 µs a query
+    limit and SLO seldom, and working it out again (its reason's text included) cost ~50 µs a query
     on the cold caches of a low rate (docs/benchmarks.md, "Cold caches")."""
-    budget = head.get("budget_ms") if head is not None else None
-    budget_ms = float(budget) if isinstance(budget, int | float) else worker.default_budget_ms
+    slo_ms = head.slo_ms if head is not None and head.slo_ms is not None else worker.default_slo_ms
     configured = worker.max_queue_delay_ms
-    key = (configured, limit, budget_ms, instance.monitor.offered_rps, id(instance.profile))
+    key = (configured, limit, slo_ms, instance.monitor.offered_rps, id(instance.profile))
     if key == instance.delay_key:
         return instance.delay
     if configured is not None:
@@ -63,14 +63,14 @@ def batch_delay_for(worker: Worker, instance: Instance, limit: int, head: dict[s
             instance.profile,
             offered_rps=instance.monitor.offered_rps,
             limit=limit,
-            budget_ms=budget_ms,
+            slo_ms=slo_ms,
             cap_ms=AUTO_DELAY_CAP_MS,
         )
     instance.delay, instance.delay_key = delay, key
     return delay
 
 
-def serve_now(worker: Worker, instance: Instance, query: Query) -> bool:
+def serve_now(worker: Worker, instance: Instance, delivery: Delivery) -> bool:
     """Serve a pushed query where it arrived, if the inbox consumer would run it at once in a batch of
     its own on the event loop anyway: the instance loaded, nothing waiting or running, no wait for batch
     mates, an inline run. Its answer then leaves without the consumer's task switch, which on an idle
@@ -79,13 +79,13 @@ def serve_now(worker: Worker, instance: Instance, query: Query) -> bool:
         instance.runtime is None
         or instance.inbox
         or instance.in_flight
-        or not runs_inline(worker, instance, query.rows)
+        or not runs_inline(worker, instance, delivery.rows)
     ):
         return False
-    delay = batch_delay_for(worker, instance, instance.aimd.limit(), query.header)
-    if delay.ms > 0 and query.rows < delay.target_rows:
+    delay = batch_delay_for(worker, instance, instance.aimd.limit(), delivery.order)
+    if delay.ms > 0 and delivery.rows < delay.target_rows:
         return False
-    serve_inline(worker, instance, query, time.time(), answer_at_once)
+    serve_inline(worker, instance, delivery, time.time(), answer_at_once)
     return True
 
 
@@ -144,10 +144,10 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
             if not instance.inbox:
                 continue
             limit = instance.aimd.limit()
-            delay = batch_delay_for(worker, instance, limit, instance.inbox[0].header)
+            delay = batch_delay_for(worker, instance, limit, instance.inbox[0].order)
             if delay.ms > 0 and sum(q.rows for q in instance.inbox) < delay.target_rows:
                 await asyncio.sleep(delay.ms / 1000)
-            taken: list[Query] = []
+            taken: list[Delivery] = []
             rows = 0
             while instance.inbox and (not taken or rows + instance.inbox[0].rows <= limit):
                 q = instance.inbox.popleft()
@@ -159,7 +159,7 @@ async def consume_inbox(worker: Worker, instance: Instance) -> None:
         raise
 
 
-async def _serve_inbox_batch(worker: Worker, instance: Instance, taken: list[Query]) -> None:
+async def _serve_inbox_batch(worker: Worker, instance: Instance, taken: list[Delivery]) -> None:
     try:
         await serve_queries(worker, instance, taken, time.time(), answer_on_connection)
     except asyncio.CancelledError:  # unloaded or shut down mid-batch: nothing taken is lost
@@ -249,30 +249,30 @@ async def serve_entries(
     for entry_id, fields in entries:
         done_ids.append(entry_id)
         try:
-            header, inputs = decode_frame(fields[b"f"])
-        except Exception:
+            order, inputs = Order.decode(fields[b"f"])
+        except (BadRequest, KeyError):
             log.exception("dropping malformed entry %s", entry_id)
             metrics.FAILURES.labels(instance.profile.id, "malformed").inc()
             continue
         rows = next(iter(inputs.values())).shape[0] if inputs else 0
-        queries.append(Query(entry_id=entry_id, header=header, inputs=inputs, rows=rows))
+        queries.append(Delivery(entry_id=entry_id, order=order, inputs=inputs, rows=rows))
     # Answers and the acknowledgement leave in one pipeline: one Redis round trip per batch (each
     # one costs a process wake-up on both sides, which is most of this hop's CPU). Redis runs the
     # commands in order, so entries are acknowledged only after their answers are published; a
     # crash before the write leaves them pending, to be re-read on restart.
     pipe = worker.redis.pipeline(transaction=False)
 
-    def publish(q: Query, frame: bytes) -> None:
-        pipe.publish(str(q.header["reply"]), frame)
+    def publish(d: Delivery, frame: bytes) -> None:
+        pipe.publish(d.order.reply, frame)
 
     # A query meant for the artifact its model was registered again with goes back to its sender, as a
     # push refused (it has the new artifact loaded); this instance goes at its next heartbeat.
     runnable = []
     for q in queries:
-        if (other := other_artifact(instance, q.header)) is None:
+        if (other := other_artifact(instance, q.order)) is None:
             runnable.append(q)
         else:
-            publish(q, refusal(q.header, worker.worker_id, other))
+            publish(q, refusal(q.order.id, worker.worker_id, other))
     queries = runnable
 
     async def flush() -> None:

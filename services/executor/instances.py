@@ -24,7 +24,7 @@ from services.executor import metrics
 from services.executor.batching import AIMD
 from services.executor.consumers import consume_inbox, consume_stream, refuse_inbox, serve_now
 from services.executor.instance_state import InstanceMonitor, Status
-from services.executor.queries import Query
+from services.executor.queries import Delivery
 from services.executor.serving import Instance, other_artifact
 
 log = logging.getLogger("infaas.executor")
@@ -43,7 +43,7 @@ class InstanceHost:
         worker_id: str,
         redis: aioredis.Redis,
         artifacts: ArtifactStore,
-        default_budget_ms: float = 20.0,
+        default_slo_ms: float = 20.0,
         max_queue_delay_ms: float | None = None,
         inline_ms: float = 0.5,
         hardware: str = "cpu",
@@ -57,7 +57,8 @@ class InstanceHost:
         """The GPU a CUDA worker's instances run on."""
         self.redis = redis
         self.artifacts = artifacts
-        self.default_budget_ms = default_budget_ms
+        self.default_slo_ms = default_slo_ms
+        """The SLO assumed for orders that state none (setting `default_batch_budget_ms`)."""
         self.max_queue_delay_ms = max_queue_delay_ms
         self.inline_ms = inline_ms
         self.instances: dict[str, Instance] = {}
@@ -171,11 +172,11 @@ class InstanceHost:
         for vid in list(self.instances):
             await self.unload(vid)
 
-    def accept(self, query: Query, *, alone: bool = False) -> str | None:
-        """Queue a pushed query for its variant's instance, or serve it now (`serve_now`) when it came
+    def accept(self, delivery: Delivery, *, alone: bool = False) -> str | None:
+        """Queue a pushed order for its variant's instance, or serve it now (`serve_now`) when it came
         `alone` (no frame behind it to batch it with); the reason it cannot be, if not (the sender
         then sends it elsewhere: an unknown, draining or failed instance is not a lost query)."""
-        vid = str(query.header.get("variant"))
+        vid = delivery.order.variant
         instance = self.instances.get(vid)
         if instance is None:
             return f"no instance of {vid} on this worker"
@@ -183,10 +184,10 @@ class InstanceHost:
             return f"the instance of {vid} is draining"
         if instance.state == "failed":
             return f"the instance of {vid} failed: {instance.error}"
-        if (other := other_artifact(instance, query.header)) is not None:
+        if (other := other_artifact(instance, delivery.order)) is not None:
             return other
-        if alone and serve_now(self, instance, query):
+        if alone and serve_now(self, instance, delivery):
             return None
-        instance.inbox.append(query)  # a loading instance serves it once loaded
+        instance.inbox.append(delivery)  # a loading instance serves it once loaded
         instance.wake.set()
         return None

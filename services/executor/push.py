@@ -23,11 +23,11 @@ from urllib.parse import urlsplit
 from infaas.core.errors import BadRequest
 from infaas.wire import local, loopback
 from infaas.wire.connection import FramedProtocol
-from infaas.wire.frames import decode_frame, encode_frame, peek_header
 from infaas.wire.handshake import hello_matches
+from infaas.wire.messages import Order, Reply, frame_id
 from services.executor import metrics
 from services.executor.instances import InstanceHost
-from services.executor.queries import Query, refusal
+from services.executor.queries import Delivery, refusal
 
 log = logging.getLogger("infaas.executor")
 
@@ -54,7 +54,7 @@ class PushConnection(FramedProtocol):
 
     def frame_received(self, frame: bytes | memoryview) -> None:
         try:
-            header, inputs = decode_frame(frame)
+            order, inputs = Order.decode(frame)
         except BadRequest as exc:
             self._reject(frame, f"malformed query frame: {exc}")
             return
@@ -62,22 +62,21 @@ class PushConnection(FramedProtocol):
             self._reject(frame, "the query carries no inputs")
             return
         rows = int(next(iter(inputs.values())).shape[0])
-        query = Query(entry_id=b"", header=header, inputs=inputs, rows=rows, conn=self)
-        why_not = self.host.accept(query, alone=not self.frames_behind)
+        delivery = Delivery(entry_id=b"", order=order, inputs=inputs, rows=rows, conn=self)
+        why_not = self.host.accept(delivery, alone=not self.frames_behind)
         if why_not is not None:
-            self.send(refusal(header, self.host.worker_id, why_not))
+            self.send(refusal(order.id, self.host.worker_id, why_not))
 
     def _reject(self, frame: bytes | memoryview, error: str) -> None:
         """A frame this worker cannot run anywhere: answer its id with the error (not a refusal: another
         worker would fail alike), or drop the connection if not even the id can be read."""
         metrics.FAILURES.labels("unknown", "malformed").inc()
-        try:
-            qid = peek_header(frame).get("id")
-        except BadRequest:
+        qid = frame_id(frame)
+        if qid is None:
             log.warning("closing a push connection that sent an unreadable frame")
             self.abort()
             return
-        self.send(encode_frame({"id": qid, "worker": self.host.worker_id, "error": error}, {}))
+        self.send(Reply(qid, self.host.worker_id, "failed", error=error).encode())
 
 
 def _ignore(_frame: bytes | memoryview) -> None:

@@ -19,11 +19,11 @@ import redis.asyncio as aioredis
 from infaas.runtimes.base import Runtime
 from infaas.runtimes.registry import refuses_input
 from infaas.schemas.variants import VariantProfile
-from infaas.wire.frames import encode_frame
+from infaas.wire.messages import Order, Outcome, Reply
 from services.executor import metrics
 from services.executor.batching import AIMD, Delay, batches, run_chunked
 from services.executor.instance_state import InstanceMonitor
-from services.executor.queries import Query, Reply, enqueued_at
+from services.executor.queries import Delivery, ReplyTo
 
 log = logging.getLogger("infaas.executor")
 
@@ -55,7 +55,8 @@ class Worker(Protocol):
 
     worker_id: str
     redis: aioredis.Redis
-    default_budget_ms: float
+    default_slo_ms: float
+    """The batch latency aimed for where no order of a batch states an SLO."""
     max_queue_delay_ms: float | None
     inline_ms: float
     """Batches whose profiled latency is at most this run on the event loop (`inline_threshold_ms`)."""
@@ -78,8 +79,8 @@ class Instance:
     load_ms: float = 0.0
     error: str | None = None
     draining: bool = False  # set by services/executor/control.py: stop pulling after this batch
-    inbox: deque[Query] = field(default_factory=deque)
-    """Queries pushed over a connection (services/executor/push.py), waiting for the inbox consumer."""
+    inbox: deque[Delivery] = field(default_factory=deque)
+    """Orders pushed over a connection (services/executor/push.py), waiting for the inbox consumer."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     inbox_task: asyncio.Task[None] | None = None
     delay: Delay = field(default_factory=lambda: Delay(0.0, 1, "no batch yet"))
@@ -92,11 +93,11 @@ class Instance:
         return self.monitor.status.state
 
 
-def other_artifact(instance: Instance, header: dict[str, Any]) -> str | None:
-    """Why `instance` must not answer a query whose sender meant another artifact of its variant id (a
+def other_artifact(instance: Instance, order: Order) -> str | None:
+    """Why `instance` must not answer an order whose sender meant another artifact of its variant id (a
     model deleted and registered again under its name reuses its variant ids), or None. The sender
-    then sends it elsewhere, or has the new artifact loaded; a header without a digest is not checked."""
-    meant = header.get("digest")
+    then sends it elsewhere, or has the new artifact loaded; an order without a digest is not checked."""
+    meant = order.digest
     if meant is None or meant == instance.profile.artifact_digest:
         return None
     vid = instance.profile.id
@@ -106,13 +107,13 @@ def other_artifact(instance: Instance, header: dict[str, Any]) -> str | None:
 async def serve_queries(
     worker: Worker,
     instance: Instance,
-    taken: list[Query],
+    taken: list[Delivery],
     picked_at: float,
-    reply: Reply,
+    reply: ReplyTo,
     flush: Callable[[], Any] | None = None,
 ) -> None:
-    """Run `taken` in AIMD-limited batches and answer each query through `reply`; `flush` (if
-    given) sends what `reply` queued between batches, so an earlier batch's answers do not wait."""
+    """Run `taken` in AIMD-limited batches and answer each order through `reply`; `flush` (if
+    given) sends what `reply` queued between batches, so an earlier batch's replies do not wait."""
     queries = _live(worker, instance, taken, picked_at, reply)
     instance.in_flight += len(queries)
     try:
@@ -131,10 +132,12 @@ def runs_inline(worker: Worker, instance: Instance, rows: int) -> bool:
     return instance.profile.latency_ms(rows) <= worker.inline_ms
 
 
-def serve_inline(worker: Worker, instance: Instance, query: Query, picked_at: float, reply: Reply) -> None:
-    """Serve one query as a batch of its own on the event loop, now: what `serve_queries` does for it
+def serve_inline(
+    worker: Worker, instance: Instance, delivery: Delivery, picked_at: float, reply: ReplyTo
+) -> None:
+    """Serve one order as a batch of its own on the event loop, now: what `serve_queries` does for it
     when its batch `runs_inline`, without an await (the caller checked that it does)."""
-    if not _live(worker, instance, [query], picked_at, reply):
+    if not _live(worker, instance, [delivery], picked_at, reply):
         return
     runtime = instance.runtime
     assert runtime is not None
@@ -143,60 +146,60 @@ def serve_inline(worker: Worker, instance: Instance, query: Query, picked_at: fl
         start = time.perf_counter()
         alone: Alone | None = None
         try:
-            outputs = run_chunked(runtime, query.inputs, instance.profile.max_batch)
+            outputs = run_chunked(runtime, delivery.inputs, instance.profile.max_batch)
         except Exception as exc:
-            _log_failure(instance, [query], exc)
+            _log_failure(instance, [delivery], exc)
             outputs, alone = {}, [({}, exc)]
-        _answer_batch(worker, reply, instance, [query], picked_at, start, outputs, alone)
+        _answer_batch(worker, reply, instance, [delivery], picked_at, start, outputs, alone)
     finally:
         instance.in_flight -= 1
 
 
 def _live(
-    worker: Worker, instance: Instance, taken: list[Query], picked_at: float, reply: Reply
-) -> list[Query]:
-    """The queries of `taken` still worth running, all counted as offered; those whose caller has
+    worker: Worker, instance: Instance, taken: list[Delivery], picked_at: float, reply: ReplyTo
+) -> list[Delivery]:
+    """The orders of `taken` still worth running, all counted as offered; those whose sender has
     stopped waiting (`drop_after` passed) are answered as expired here: running them would only add load."""
-    queries = []
+    live = []
     expired = []
-    for query in taken:
-        instance.monitor.offered(query.rows)
-        drop_after = query.header.get("drop_after")
-        if isinstance(drop_after, int | float) and picked_at > drop_after:
-            expired.append(query)
+    for d in taken:
+        instance.monitor.offered(d.rows)
+        drop_after = d.order.drop_after
+        if drop_after is not None and picked_at > drop_after:
+            expired.append(d)
         else:
-            queries.append(query)
+            live.append(d)
     if expired:
         _reply_expired(worker, reply, instance, expired, picked_at)
-    return queries
+    return live
+
+
+def _queue_s(delivery: Delivery, picked_at: float) -> float:
+    """From the order's sending to its picking up (never below 0: the sender's clock may be ahead)."""
+    return max(0.0, picked_at - delivery.order.sent_at)
 
 
 def _reply_expired(
-    worker: Worker, reply: Reply, instance: Instance, expired: list[Query], picked_at: float
+    worker: Worker, reply: ReplyTo, instance: Instance, expired: list[Delivery], picked_at: float
 ) -> None:
-    for q in expired:
+    for d in expired:
         metrics.FAILURES.labels(instance.profile.id, "expired").inc()
-        head = {
-            "id": q.header["id"],
-            "worker": worker.worker_id,
-            "variant": instance.profile.id,
-            "error": "the query's deadline passed before it could run",
-            "expired": True,
-            "queue_ms": round((picked_at - enqueued_at(q, picked_at)) * 1000, 4),
-        }
-        reply(q, encode_frame(head, {}))
+        why = "the query's deadline passed before it could run"
+        queue_ms = round(_queue_s(d, picked_at) * 1000, 4)
+        frame = Reply(d.order.id, worker.worker_id, "expired", instance.profile.id, queue_ms, error=why)
+        reply(d, frame.encode())
 
 
 async def _run_batch(
-    worker: Worker, reply: Reply, instance: Instance, batch: list[Query], picked_at: float
+    worker: Worker, reply: ReplyTo, instance: Instance, batch: list[Delivery], picked_at: float
 ) -> None:
-    """Run one batch and hand each query's answer to `reply`."""
+    """Run one batch and hand each order's reply to `reply`."""
     names = list(batch[0].inputs)
     if len(batch) == 1:
         merged = batch[0].inputs
     else:
-        merged = {n: np.concatenate([q.inputs[n] for q in batch]) for n in names}
-    rows_total = sum(q.rows for q in batch)
+        merged = {n: np.concatenate([d.inputs[n] for d in batch]) for n in names}
+    rows_total = sum(d.rows for d in batch)
     start = time.perf_counter()
     alone: Alone | None = None
     try:
@@ -208,19 +211,19 @@ async def _run_batch(
         # again alone, so only the queries that fail by themselves get an error. Costs runs only when
         # a batch fails, at most one per query in it.
         alone = (
-            [(outputs, exc)] if len(batch) == 1 else [await _run_alone(worker, instance, q) for q in batch]
+            [(outputs, exc)] if len(batch) == 1 else [await _run_alone(worker, instance, d) for d in batch]
         )
     _answer_batch(worker, reply, instance, batch, picked_at, start, outputs, alone)
 
 
 Alone = list[tuple[dict[str, np.ndarray], Exception | None]]
-"""After a failed batch run: each query's own outputs and error, from running it again by itself."""
+"""After a failed batch run: each order's own outputs and error, from running it again by itself."""
 
 
-def _log_failure(instance: Instance, batch: list[Query], exc: Exception) -> None:
-    # The frame carries each query's request id: the log line names every query the failure hit.
-    # Values the model refuses are the caller's error, said in its answer: one line, no traceback.
-    ids = {"request_ids": [q.header.get("request_id") for q in batch]}
+def _log_failure(instance: Instance, batch: list[Delivery], exc: Exception) -> None:
+    # The order carries each query's request id: the log line names every query the failure hit.
+    # Values the model refuses are the caller's error, said in its reply: one line, no traceback.
+    ids = {"request_ids": [d.order.request_id for d in batch]}
     if refuses_input(exc):
         log.info("%s refused a batch's inputs: %s", instance.profile.id, str(exc)[:300], extra=ids)
     else:
@@ -229,53 +232,48 @@ def _log_failure(instance: Instance, batch: list[Query], exc: Exception) -> None
 
 def _answer_batch(
     worker: Worker,
-    reply: Reply,
+    reply: ReplyTo,
     instance: Instance,
-    batch: list[Query],
+    batch: list[Delivery],
     picked_at: float,
     start: float,
     outputs: dict[str, np.ndarray],
     alone: Alone | None,
 ) -> None:
-    """Hand each query's answer to `reply`, then account for the batch run since `start` (`alone`: the
-    run failed and each query ran again by itself, with these results): answers first, so that a reply
+    """Hand each order's reply to `reply`, then account for the batch run since `start` (`alone`: the
+    run failed and each order ran again by itself, with these results): replies first, so that one
     that writes at once (`answer_at_once`) is not held back by the accounting."""
     profile = instance.profile
-    rows_total = sum(q.rows for q in batch)
+    rows_total = sum(d.rows for d in batch)
     compute_s = time.perf_counter() - start
-    compute_ms = compute_s * 1000
+    compute_ms = round(compute_s * 1000, 4)
     offset = 0
-    for i, q in enumerate(batch):
-        queue_s = max(0.0, picked_at - enqueued_at(q, picked_at))
-        # A batch of one query answers with the outputs as they are (a slice is a NumPy call apiece,
+    for i, d in enumerate(batch):
+        queue_ms = round(_queue_s(d, picked_at) * 1000, 4)
+        # A batch of one order answers with the outputs as they are (a slice is a NumPy call apiece,
         # tens of µs on the cold caches of a low rate).
-        part = outputs if len(batch) == 1 else {n: a[offset : offset + q.rows] for n, a in outputs.items()}
+        part = outputs if len(batch) == 1 else {n: a[offset : offset + d.rows] for n, a in outputs.items()}
+        offset += d.rows
         error = None
         if alone is not None:
             part, error = alone[i]
-        head = {
-            "id": q.header["id"],
-            "worker": worker.worker_id,
-            "variant": profile.id,
-            "queue_ms": round(queue_s * 1000, 4),
-            "compute_ms": round(compute_ms, 4),
-            "batch_rows": rows_total,
-        }
-        if error is not None:
-            head["error"] = str(error)[:300]
-            if refuses_input(error):  # the model refused these values: the caller's to fix (a 422)
-                head["input_error"] = True
-        offset += q.rows
-        reply(q, encode_frame(head, part))
+        outcome: Outcome = "answered"
+        if error is not None:  # the model refused these values (the caller's to fix: a 422), or failed
+            outcome = "invalid" if refuses_input(error) else "failed"
+        why = None if error is None else str(error)[:300]
+        answered = Reply(
+            d.order.id, worker.worker_id, outcome, profile.id, queue_ms, compute_ms, rows_total, why
+        )
+        reply(d, answered.encode(part))
     instance.busy_seconds += compute_s * profile.threads
-    if alone is None:  # a failed run (and its queries run again alone) says nothing of the instance's speed
-        instance.monitor.ran(rows_total, compute_ms)
-        budgets = [float(b) for q in batch if isinstance(b := q.header.get("budget_ms"), int | float)]
-        instance.aimd.observe(rows_total, compute_ms, min(budgets) if budgets else worker.default_budget_ms)
+    if alone is None:  # a failed run (and its orders run again alone) says nothing of the instance's speed
+        instance.monitor.ran(rows_total, compute_s * 1000)
+        slos = [slo for d in batch if (slo := d.order.slo_ms) is not None]
+        instance.aimd.observe(rows_total, compute_s * 1000, min(slos) if slos else worker.default_slo_ms)
     metrics.observe_batch(profile.id, rows_total, compute_s)
-    for i, q in enumerate(batch):
+    for i, d in enumerate(batch):
         ok = alone is None or alone[i][1] is None
-        metrics.observe_query(profile.id, max(0.0, picked_at - enqueued_at(q, picked_at)), ok=ok)
+        metrics.observe_query(profile.id, _queue_s(d, picked_at), ok=ok)
 
 
 async def _run(
@@ -294,9 +292,9 @@ async def _run(
 
 
 async def _run_alone(
-    worker: Worker, instance: Instance, query: Query
+    worker: Worker, instance: Instance, delivery: Delivery
 ) -> tuple[dict[str, np.ndarray], Exception | None]:
     try:
-        return await _run(worker, instance, query.inputs, query.rows), None
+        return await _run(worker, instance, delivery.inputs, delivery.rows), None
     except Exception as exc:
         return {}, exc

@@ -11,15 +11,17 @@ from infaas.clients.envelope import Answer, Query
 from infaas.core.errors import DeadlineExceeded, Overloaded
 from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import Decision, Requirements
+from infaas.policy.slo_miss import RULES
 from services.scheduler import metrics
 from services.scheduler.admission import Prediction, retry_after_s
 
 
 def missed(decision: Decision, query: Query, arrived: float) -> Answer:
-    """The SLO passed before an answer: the app's policy says what to do (`error` or `default`)."""
+    """The SLO passed before an answer: the app's policy says what to do (`infaas.policy.slo_miss`:
+    the default output, or an error)."""
     waited = round((time.perf_counter() - arrived) * 1000, 3)
     BUFFER.inc(metrics.SLO_MET[False])
-    if query.policy == "default":
+    if RULES[query.policy].on_miss == "default_output":
         metrics.FAILURES.labels("slo_default").inc()
         reason = (
             f"the query missed its {query.requirements.latency_ms} ms SLO after {waited} ms: answered "
@@ -41,7 +43,7 @@ def shed(decision: Decision, query: Query, arrived: float, prediction: Predictio
     `default` policy answers its default output now; otherwise a 503 with Retry-After, now, rather
     than at the SLO (the answer would have been wasted work on an instance others are waiting for)."""
     BUFFER.inc(metrics.SHED_DEADLINE)
-    if query.policy == "default":
+    if RULES[query.policy].on_predicted_miss == "default_output":
         BUFFER.inc(metrics.ADMITTED["default"])
         reason = f"{prediction.why()}: answered the app's default output at once (app policy: default)"
         return default_answer(decision, query, arrived, reason)

@@ -37,6 +37,8 @@ from infaas.policy.selection import (
     accurate_enough,
     get_variant,
 )
+from infaas.policy.slo_miss import RULES, wait_for
+from infaas.wire.messages import Reply
 from services.scheduler import metrics
 from services.scheduler.admission import Prediction
 from services.scheduler.answers import answer, missed
@@ -79,7 +81,7 @@ class Dispatcher:
         self.gate = AdmissionGate(
             snapshot=snapshot,
             rows_in_flight=self._rows_in_flight,
-            default_budget_ms=settings.default_batch_budget_ms,
+            default_slo_ms=settings.default_batch_budget_ms,
         )
         self._listener: asyncio.Task[None] | None = None
         self._counting: asyncio.Task[None] | None = None
@@ -276,36 +278,36 @@ class Dispatcher:
         loaded_now: bool,
         prediction: Prediction | None,
     ) -> Answer:
-        req = query.requirements
-        policy = query.policy
-        hard_deadline = arrived + self.timeout_s
-        slo_deadline = arrived + req.latency_ms / 1000 if req.latency_ms is not None else None
-        # Under `error` and `default` nobody wants the answer after the SLO: stop waiting then, and tell
-        # the executor to skip the query if it has not started it. `best_effort` waits for it.
-        wait_until = hard_deadline if policy == "best_effort" or slo_deadline is None else slo_deadline
-        drop_after = time.time() + (wait_until - time.perf_counter())
+        """Send the query (again, to another worker, when one refuses it or is lost) and wait for its
+        reply as long as its app's SLO policy wants the answer (`infaas.policy.slo_miss`)."""
+        slo_ms = query.requirements.latency_ms
+        wait = wait_for(RULES[query.policy], arrived=arrived, slo_ms=slo_ms, timeout_s=self.timeout_s)
+        # The worker's clock is the wall clock: it skips the order if it picks it up after this.
+        drop_after = time.time() + (wait.give_up_at - time.perf_counter()) if wait.at_deadline else None
         redirected: list[str] = []
         while True:  # more than once only when a worker refuses the query or its connection drops
             target = self.sender.target(decision)
             try:
-                reply_header, outputs = await self.sender.send(
+                reply, outputs = await self.sender.send(
                     decision,
                     target,
                     query.tensors,
                     rows=rows,
                     request_id=query.request_id,
-                    budget_ms=req.latency_ms,
-                    drop_after=drop_after if wait_until != hard_deadline else None,
-                    wait_until=wait_until,
+                    slo_ms=slo_ms,
+                    drop_after=drop_after,
+                    give_up_at=wait.give_up_at,
                 )
             except WorkerLost as lost:
-                decision = await self._redirect(decision, lost, target, query, rows, wait_until, redirected)
+                decision = await self._redirect(
+                    decision, lost, target, query, rows, wait.give_up_at, redirected
+                )
                 loaded_now = loaded_now or decision.action == "load"
                 if decision.action == "load":  # a failover: what served it is gone, so no rate limit
                     await self.loads.ensure(decision, pinned=query.variant is not None, failover=True)
                 continue
             except TimeoutError as exc:
-                if wait_until == hard_deadline:
+                if not wait.at_deadline:
                     metrics.FAILURES.labels("timeout").inc()
                     waited = round((time.perf_counter() - arrived) * 1000, 3)
                     raise DeadlineExceeded(
@@ -316,27 +318,11 @@ class Dispatcher:
                 self.gate.observe(decision.variant, rows, arrived, prediction, None)
                 return missed(decision, query, arrived)
             break
-        if reply_header.get("expired"):  # the executor skipped it: the deadline passed in its queue
-            self.gate.observe(decision.variant, rows, arrived, prediction, None)
-            return missed(decision, query, arrived)
-        if reply_header.get("input_error"):  # the model refused this query's values, alone
-            metrics.FAILURES.labels("input_refused").inc()
-            raise InvalidInput(
-                "the model refused the query's inputs",
-                variant=decision.variant.id,
-                reason=reply_header.get("error"),
-            )
-        if "error" in reply_header:
-            metrics.FAILURES.labels("worker_error").inc()
-            raise Unavailable(
-                "the worker failed to run the query",
-                variant=decision.variant.id,
-                worker=reply_header.get("worker"),
-                reason=reply_header["error"],
-            )
-        self.gate.observe(decision.variant, rows, arrived, prediction, reply_header)
+        if reply.outcome != "answered":
+            return self._not_answered(decision, query, rows, arrived, prediction, reply)
+        self.gate.observe(decision.variant, rows, arrived, prediction, reply)
         if self.failover.recovering:  # a model recovering from a failure: this answer may end it
-            self.failover.answered(decision.variant.model, decision.variant.id, str(reply_header["worker"]))
+            self.failover.answered(decision.variant.model, decision.variant.id, reply.worker)
         if key is not None:
             # After this turn of the loop, so after the answer is written: the copy it keeps costs the
             # query nothing. A query with the same inputs reaches the dispatcher in a later turn.
@@ -352,12 +338,39 @@ class Dispatcher:
             outputs,
             query.request_id,
             arrived,
-            req,
-            queue_ms=reply_header["queue_ms"],
-            compute_ms=reply_header["compute_ms"],
-            worker=reply_header["worker"],
+            query.requirements,
+            queue_ms=reply.queue_ms,
+            compute_ms=reply.compute_ms,
+            worker=reply.worker,
             cached=False,
             reason=reason,
+        )
+
+    def _not_answered(
+        self,
+        decision: Decision,
+        query: Query,
+        rows: int,
+        arrived: float,
+        prediction: Prediction | None,
+        reply: Reply,
+    ) -> Answer:
+        """A reply without the query's outputs: skipped past its deadline (the SLO policy answers),
+        its values refused by the model (the caller's error), or the run failed on the worker."""
+        if reply.outcome == "expired":  # the worker skipped it: the deadline passed in its queue
+            self.gate.observe(decision.variant, rows, arrived, prediction, None)
+            return missed(decision, query, arrived)
+        if reply.outcome == "invalid":  # the model refused this query's values, alone
+            metrics.FAILURES.labels("input_refused").inc()
+            raise InvalidInput(
+                "the model refused the query's inputs", variant=decision.variant.id, reason=reply.error
+            )
+        metrics.FAILURES.labels("worker_error").inc()
+        raise Unavailable(
+            "the worker failed to run the query",
+            variant=decision.variant.id,
+            worker=reply.worker,
+            reason=reply.error,
         )
 
     async def _redirect(
@@ -367,7 +380,7 @@ class Dispatcher:
         target: WorkerView | None,
         query: Query,
         rows: int,
-        wait_until: float,
+        give_up_at: float,
         redirected: list[str],
     ) -> Decision:
         """The query's worker refused it or went away: forget that instance (or the whole worker) and
@@ -380,7 +393,7 @@ class Dispatcher:
             self.snapshot.note_unreachable(target.push)
         redirected.append(f"{where} {'refused it' if lost.refused else 'was lost'} ({lost.reason})")
         metrics.REDISPATCHED.labels("refused" if lost.refused else "worker_lost").inc()
-        if len(redirected) > 3 or time.perf_counter() >= wait_until:
+        if len(redirected) > 3 or time.perf_counter() >= give_up_at:
             metrics.FAILURES.labels("worker_lost").inc()
             raise Unavailable(
                 "no worker could take the query", variant=vid, attempts=redirected, retry_after_s=1

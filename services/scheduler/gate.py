@@ -8,13 +8,14 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from infaas.clients.envelope import Answer, Query
 from infaas.core.errors import Unavailable
 from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import Decision
+from infaas.policy.slo_miss import RULES
 from infaas.schemas.variants import VariantProfile
+from infaas.wire.messages import Reply
 from services.scheduler import metrics
 from services.scheduler.admission import Prediction, predict
 from services.scheduler.answers import shed
@@ -27,11 +28,12 @@ Decide = Callable[[Query, int, frozenset[str]], Decision]
 
 class AdmissionGate:
     def __init__(
-        self, *, snapshot: SnapshotCache, rows_in_flight: Counter[str], default_budget_ms: float
+        self, *, snapshot: SnapshotCache, rows_in_flight: Counter[str], default_slo_ms: float
     ) -> None:
         self.snapshot = snapshot
         self.rows_in_flight = rows_in_flight  # the dispatcher's, per variant: the work queued ahead
-        self.default_budget_ms = default_budget_ms
+        self.default_slo_ms = default_slo_ms
+        """The SLO a query that states none is admitted against (setting `default_batch_budget_ms`)."""
         self.service_times = ServiceTimes()
         # Per variant, the admission time of each query in flight on it, oldest first (dicts keep
         # insertion order): the oldest says how long the instances have been working on what is ahead.
@@ -54,13 +56,15 @@ class AdmissionGate:
         """The chosen variant when the query is predicted to finish in time there, else another active
         variant that meets the query and is predicted to, else the app's policy: `best_effort` runs it
         where it is predicted to finish first and says so, `default` answers the default output at once,
-        `error` sheds it at once (503 + Retry-After). A query without an SLO has the default batch
-        budget as its deadline; under `best_effort` it is only predicted (its answer still teaches)."""
+        `error` sheds it at once (503 + Retry-After): the rule of its `slo_policy`
+        (`infaas.policy.slo_miss`). A query without an SLO is predicted against the default SLO; where
+        its policy runs a predicted miss anyway, it is only predicted (its answer still teaches)."""
         req = query.requirements
-        budget_ms = req.latency_ms if req.latency_ms is not None else self.default_budget_ms
-        deadline_ms = budget_ms - (time.perf_counter() - arrived) * 1000
+        miss = RULES[query.policy]
+        slo_ms = req.latency_ms if req.latency_ms is not None else self.default_slo_ms
+        deadline_ms = slo_ms - (time.perf_counter() - arrived) * 1000  # left of it, from now
         prediction = self.predict(decision.variant, rows, deadline_ms)
-        if prediction.admits or (req.latency_ms is None and query.policy == "best_effort"):
+        if prediction.admits or (req.latency_ms is None and miss.on_predicted_miss == "run_anyway"):
             BUFFER.inc(metrics.ADMITTED["admitted"])
             return decision, prediction
         tried = [(decision, prediction)]
@@ -80,7 +84,7 @@ class AdmissionGate:
             tried.append((other, found))
             excluded.add(other.variant.id)
         fastest, predicted = min(tried, key=lambda pair: pair[1].ms)
-        if query.policy == "best_effort":
+        if miss.on_predicted_miss == "run_anyway":
             BUFFER.inc(metrics.ADMITTED["late"])
             late = f"{predicted.why()} (fastest of {len(tried)} active variants): run anyway (best_effort)"
             return replace(fastest, reason=f"{fastest.reason}; {late}"), predicted
@@ -109,15 +113,15 @@ class AdmissionGate:
         rows: int,
         arrived: float,
         prediction: Prediction | None,
-        header: dict[str, Any] | None,
+        reply: Reply | None,
     ) -> None:
-        """Teach admission what an answer showed (`header`: None when the query was given up or skipped
+        """Teach admission what an answer showed (`reply`: None when the query was given up or skipped
         at its deadline): how fast the queue drained, and how far the answer time (or the time the
         query was given up at) was from what its prediction modelled. Called while the query's rows
         still count as in flight."""
         service = self.service_times.of(variant)
         now = time.perf_counter()
-        if header is not None:
+        if reply is not None:
             service.drained(now, rows, self.rows_in_flight[variant.id] - rows)
         if prediction is not None and prediction.variant == variant.id:
             service.answered((now - arrived) * 1000, prediction.modelled_ms)

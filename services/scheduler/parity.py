@@ -168,18 +168,18 @@ class ParityCoder:
         try:
             inputs = encode([m.inputs for m in group.members])
             name = parity.input_names[0]
-            header, outputs = await self.sender.send(
+            reply, outputs = await self.sender.send(
                 decision,
                 self.sender.target(decision),
                 {name: inputs},
                 rows=int(inputs.shape[0]) if inputs.ndim else 1,
                 request_id=f"parity-{id(group):x}",
-                budget_ms=None,
+                slo_ms=None,
                 drop_after=None,
-                wait_until=time.perf_counter() + self.timeout_s,
+                give_up_at=time.perf_counter() + self.timeout_s,
             )
-            if "error" in header or header.get("expired"):
-                raise RuntimeError(str(header.get("error", "expired")))
+            if reply.outcome != "answered":
+                raise RuntimeError(f"{reply.outcome}: {reply.error}")
             output = np.asarray(outputs[parity.output_names[0]], dtype=np.float32)
         except Exception as exc:  # the members are answered by their own outputs
             metrics.PARITY_QUERIES.labels("failed").inc()

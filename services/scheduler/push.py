@@ -20,11 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
+import numpy as np
+
 from infaas.core.errors import BadRequest
 from infaas.wire import local, loopback
 from infaas.wire.connection import FramedProtocol, split_addr
-from infaas.wire.frames import Decoded, decode_frame, peek_header
 from infaas.wire.handshake import encode_hello
+from infaas.wire.messages import Reply, frame_id
 
 log = logging.getLogger("infaas.scheduler")
 
@@ -39,28 +41,30 @@ class WorkerLost(Exception):
         self.refused = refused  # the worker is alive but will not run it (no such instance, draining)
 
 
-Waiting = dict[str, asyncio.Future[Decoded]]
-"""The dispatcher's futures by query id, each resolved by its query's decoded answer."""
+Replied = tuple[Reply, dict[str, np.ndarray]]
+"""A decoded reply frame: the reply and its outputs."""
+
+Waiting = dict[str, asyncio.Future[Replied]]
+"""The dispatcher's futures by query id, each resolved by its order's decoded reply."""
 
 
 def resolve(waiting: Waiting, frame: bytes | memoryview, source: str) -> str | None:
-    """Hand an answer frame, decoded once here, to the future waiting for its query (the tensors are
-    views over an immutable chunk or a copy: safe to keep); returns the query's id. An answer whose
-    tensors cannot be read fails its query as a lost worker, so that it is sent elsewhere; one whose
-    id cannot be read tells nobody (None: its query's deadline covers it)."""
+    """Hand a reply frame, decoded once here, to the future waiting for its order (the tensors are
+    views over an immutable chunk or a copy: safe to keep); returns the order's id. A reply that
+    cannot be read fails its query as a lost worker, so that it is sent elsewhere; one whose id cannot
+    be read tells nobody (None: its query's deadline covers it)."""
     try:
-        decoded = decode_frame(frame)
+        decoded = Reply.decode(frame)
     except BadRequest as exc:
         log.warning("an unreadable answer from %s: %s", source, exc)
-        try:
-            qid = str(peek_header(frame).get("id"))
-        except BadRequest:
+        qid = frame_id(frame)
+        if qid is None:
             return None
         future = waiting.get(qid)
         if future is not None and not future.done():
             future.set_exception(WorkerLost(source, f"its answer could not be read ({exc})"))
         return qid
-    qid = str(decoded[0].get("id"))
+    qid = decoded[0].id
     future = waiting.get(qid)
     if future is not None and not future.done():  # else answered already, or no longer waited for
         future.set_result(decoded)

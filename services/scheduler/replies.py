@@ -13,8 +13,7 @@ import redis.asyncio as aioredis
 from infaas.data import store
 from infaas.data.failures import FAILURES_CHANNEL, FailureNotice
 from infaas.data.subscription import keep_subscribed
-from infaas.wire.frames import Decoded
-from services.scheduler.push import Waiting, resolve
+from services.scheduler.push import Replied, Waiting, resolve
 from services.scheduler.snapshot import SnapshotCache
 
 log = logging.getLogger("infaas.scheduler")
@@ -31,9 +30,9 @@ class Replies:
         """Called with each worker failure notice (`infaas.data.failures`) heard on the subscription."""
         self._invalidate, self._failures = store.INVALIDATE.encode(), FAILURES_CHANNEL.encode()
 
-    def expect(self, qid: str) -> asyncio.Future[Decoded]:
+    def expect(self, qid: str) -> asyncio.Future[Replied]:
         """The future the answer to `qid` resolves; the caller `forget`s it once it stops waiting."""
-        future: asyncio.Future[Decoded] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Replied] = asyncio.get_running_loop().create_future()
         self.waiting[qid] = future
         return future
 

@@ -8,7 +8,6 @@ import itertools
 import time
 from collections import Counter
 from contextvars import ContextVar
-from typing import Any
 
 import numpy as np
 import redis.asyncio as aioredis
@@ -18,9 +17,9 @@ from infaas.core.config import Settings
 from infaas.data import store
 from infaas.policy.selection import Decision, WorkerView
 from infaas.wire import local
-from infaas.wire.frames import encode_frame
+from infaas.wire.messages import Order
 from services.scheduler.enqueue import StreamEnqueuer
-from services.scheduler.push import PushPool, WorkerLost
+from services.scheduler.push import PushPool, Replied, WorkerLost
 from services.scheduler.replies import Replies
 from services.scheduler.snapshot import SnapshotCache
 
@@ -92,43 +91,45 @@ class Sender:
         *,
         rows: int,
         request_id: str,
-        budget_ms: float | None,
+        slo_ms: float | None,
         drop_after: float | None,
-        wait_until: float,
-    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        give_up_at: float,
+    ) -> Replied:
         """Send once (to `target`, or through the variant's stream when None) and wait until
-        `wait_until` (perf_counter) for the answer's header and outputs. Raises `TimeoutError` when it
-        does not come in time, and `WorkerLost` when the worker cannot be reached or refuses it."""
-        qid = f"{next(self._ids):x}"
-        frame = encode_frame(
-            {
-                "id": qid,
-                "variant": decision.variant.id,
-                # which artifact: a model registered again under its name reuses its variant ids
-                "digest": decision.variant.artifact_digest,
-                "reply": self.replies.channel,
-                "enqueued_at": time.time(),
-                "drop_after": drop_after,
-                "budget_ms": budget_ms,
-                "request_id": request_id,
-            },
-            inputs,
+        `give_up_at` (perf_counter) for the reply and its outputs. `drop_after` (unix s) tells the
+        worker when nobody waits any more (None: run it however late). Raises `TimeoutError` when no
+        reply comes in time, and `WorkerLost` when the worker cannot be reached or refuses the order."""
+        variant = decision.variant
+        order = Order(
+            f"{next(self._ids):x}",
+            variant.id,
+            variant.artifact_digest,
+            self.replies.channel,
+            time.time(),
+            drop_after,
+            slo_ms,
+            request_id,
         )
+        qid = order.id
+        frame = order.encode(inputs)
         future = self.replies.expect(qid)
         try:
             if target is None:
-                vid = decision.variant.id
-                self.in_streams[qid] = (vid, await self.enqueuer.xadd(store.stream_key(vid), frame))
+                self.in_streams[qid] = (
+                    variant.id,
+                    await self.enqueuer.xadd(store.stream_key(variant.id), frame),
+                )
             else:
                 assert self.push is not None
                 await self.push.send(target.push, qid, frame)
-            self.offered_rows[decision.variant.id] += rows
-            reply_header, outputs = await until(future, wait_until)  # decoded on arrival (`push.resolve`)
+            self.offered_rows[variant.id] += rows
+            replied = await until(future, give_up_at)  # decoded on arrival (`push.resolve`)
         finally:
             self.replies.forget(qid)
             self.in_streams.pop(qid, None)
             if target is not None and self.push is not None:
                 self.push.done(qid, target.push)
-        if "refused" in reply_header:
-            raise WorkerLost(str(reply_header.get("worker")), str(reply_header["refused"]), refused=True)
-        return reply_header, outputs
+        reply = replied[0]
+        if reply.outcome == "refused":
+            raise WorkerLost(reply.worker, reply.error or "refused", refused=True)
+        return replied

@@ -16,9 +16,10 @@ import redis
 
 from infaas.core.credentials import INTERNAL_HEADER
 from infaas.data import store
-from infaas.wire.frames import decode_frame, encode_frame
 from infaas.wire.handshake import encode_hello
+from infaas.wire.messages import Reply
 from tests.e2e.conftest import RunningSuite
+from tests.orders import order
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -122,7 +123,7 @@ def _refused_count(running: RunningSuite) -> float:
 
 def test_the_push_port_closes_a_connection_that_does_not_open_with_the_key(running: RunningSuite) -> None:
     address = _push_address(running)
-    query = encode_frame({"id": "q-intruder", "variant": "small.none"}, {"x": np.zeros((1, 64), np.float32)})
+    query = order("q-intruder", variant="small.none").encode({"x": np.zeros((1, 64), np.float32)})
     before = _refused_count(running)
     for opening in (b"", encode_hello("int_guess")):
         with socket.create_connection(address, timeout=10) as conn:
@@ -131,8 +132,8 @@ def test_the_push_port_closes_a_connection_that_does_not_open_with_the_key(runni
     # With the hello the same query is read and answered (a refusal: no such instance there).
     with socket.create_connection(address, timeout=10) as conn:
         conn.sendall(_framed(encode_hello(running.settings.internal_key)) + _framed(query))
-        header, _ = decode_frame(_read_frame(conn))
-        assert header["id"] == "q-intruder"
+        reply, _ = Reply.decode(_read_frame(conn))
+        assert reply.id == "q-intruder" and reply.outcome == "refused"
     # Counted once per connection refused; the executors serve on.
     assert _refused_count(running) == before + 2
     for process in ("executor", "executor-2"):

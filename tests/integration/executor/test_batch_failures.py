@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnxruntime as ort
@@ -17,10 +16,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from infaas.data.artifacts import LocalArtifactStore
-from infaas.wire.frames import decode_frame
+from infaas.wire.messages import Reply
 from services.executor.instances import InstanceHost
-from services.executor.queries import Query
+from services.executor.queries import Delivery
 from services.executor.serving import Instance, serve_queries
+from tests.orders import order
 from tests.tokens import model_bytes, token_profile, tokens
 
 
@@ -37,19 +37,19 @@ async def instance(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Instan
     await client.aclose()
 
 
-def query(qid: str, x: np.ndarray) -> Query:
-    return Query(
-        entry_id=qid.encode(), header={"id": qid, "request_id": qid}, inputs={"token_ids": x}, rows=len(x)
+def query(qid: str, x: np.ndarray) -> Delivery:
+    return Delivery(
+        entry_id=qid.encode(), order=order(qid, request_id=qid), inputs={"token_ids": x}, rows=len(x)
     )
 
 
 async def served(
-    host: InstanceHost, instance: Instance, queries: list[Query]
-) -> dict[str, tuple[dict[str, Any], dict[str, np.ndarray]]]:
-    answers: dict[str, tuple[dict[str, Any], dict[str, np.ndarray]]] = {}
+    host: InstanceHost, instance: Instance, queries: list[Delivery]
+) -> dict[str, tuple[Reply, dict[str, np.ndarray]]]:
+    answers: dict[str, tuple[Reply, dict[str, np.ndarray]]] = {}
 
-    def reply(q: Query, frame: bytes) -> None:
-        answers[str(q.header["id"])] = decode_frame(frame)
+    def reply(q: Delivery, frame: bytes) -> None:
+        answers[q.order.id] = Reply.decode(frame)
 
     await serve_queries(host, instance, queries, time.time(), reply)
     return answers
@@ -68,13 +68,13 @@ async def test_a_query_the_model_refuses_fails_alone_and_says_so(
     answers = await served(host, loaded, queries)
 
     head, outputs = answers["bad"]
-    assert head["input_error"] is True and "out of data bounds" in head["error"], head
+    assert head.outcome == "invalid" and "out of data bounds" in (head.error or ""), head
     assert outputs == {}
     reference = ort.InferenceSession(model_bytes())
     for i, rows in enumerate(good):
         head, outputs = answers[f"good{i}"]
-        assert "error" not in head, head
-        assert head["batch_rows"] == 3 + 2 + 1 + 8  # they did share the run that failed
+        assert head.outcome == "answered", head
+        assert head.batch_rows == 3 + 2 + 1 + 8  # they did share the run that failed
         (want,) = reference.run(None, {"token_ids": rows})
         np.testing.assert_allclose(outputs["logits"], want, rtol=1e-6)
     # The test can fail: run merged, the bad row fails every row with it.
@@ -90,6 +90,6 @@ async def test_a_failed_run_leaves_the_instance_as_it_was(instance: tuple[Instan
         bad = x[:4].copy()
         bad[0, 0] = -1_000
         answers = await served(host, loaded, [query("bad", bad), query("good", x[4:6])])
-        assert answers["bad"][0]["input_error"] is True and "error" not in answers["good"][0]
+        assert answers["bad"][0].outcome == "invalid" and answers["good"][0].outcome == "answered"
     assert loaded.aimd.limit() == before
     assert loaded.state == "active"

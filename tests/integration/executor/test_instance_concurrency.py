@@ -20,11 +20,12 @@ from sklearn.datasets import load_iris
 
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
-from infaas.wire.frames import decode_frame, encode_frame
+from infaas.wire.messages import Reply
 from services.executor.instances import InstanceHost
-from services.executor.queries import Query
+from services.executor.queries import Delivery
 from services.executor.serving import Instance
 from tests.factories import variant_profile
+from tests.orders import order
 
 BARRIER_S = 3.0
 
@@ -107,13 +108,13 @@ def rows() -> np.ndarray:
     return x.astype(np.float32)
 
 
-async def pushed(host: InstanceHost, instance: Instance, n: int) -> list[dict[str, object]]:
+async def pushed(host: InstanceHost, instance: Instance, n: int) -> list[Reply]:
     conn = Connection()
     x = rows()
     for i in range(n):
-        q = Query(
+        q = Delivery(
             entry_id=b"",
-            header={"id": f"q{i}", "variant": instance.profile.id},
+            order=order(f"q{i}", variant=instance.profile.id),
             inputs={"petals": x[i : i + 1]},
             rows=1,
             conn=conn,  # type: ignore[arg-type]
@@ -122,7 +123,7 @@ async def pushed(host: InstanceHost, instance: Instance, n: int) -> list[dict[st
     deadline = time.monotonic() + 2 * BARRIER_S + 5
     while len(conn.frames) < n and time.monotonic() < deadline:
         await asyncio.sleep(0.02)  # polling for the answers, not pacing the scenario
-    return [decode_frame(f)[0] for f in conn.frames]
+    return [Reply.decode(f)[0] for f in conn.frames]
 
 
 async def test_two_pushed_batches_run_at_once_at_concurrency_2_and_not_at_1(
@@ -131,13 +132,13 @@ async def test_two_pushed_batches_run_at_once_at_concurrency_2_and_not_at_1(
     host, instance, barriered = loaded
     instance.concurrency = 2
     answers = await pushed(host, instance, 2)
-    assert len(answers) == 2 and not [a for a in answers if "error" in a], answers
+    assert len(answers) == 2 and all(a.outcome == "answered" for a in answers), answers
     # The same queries at concurrency 1: the first run waits for a second that cannot start.
     barriered.reset()
     instance.concurrency = 1
     answers = await pushed(host, instance, 2)
     assert len(answers) == 2
-    assert any("error" in a for a in answers), answers
+    assert any(a.outcome == "failed" for a in answers), answers
 
 
 async def test_two_stream_batches_run_at_once_at_concurrency_2(
@@ -152,17 +153,16 @@ async def test_two_stream_batches_run_at_once_at_concurrency_2(
     try:
         x = rows()
         for i in range(2):
-            frame = encode_frame(
-                {"id": f"s{i}", "reply": channel, "enqueued_at": time.time()}, {"petals": x[i : i + 1]}
-            )
+            sent = order(f"s{i}", variant=instance.profile.id, reply=channel, sent_at=time.time())
+            frame = sent.encode({"petals": x[i : i + 1]})
             await host.redis.xadd(store.stream_key(instance.profile.id), {"f": frame})
-        answers: list[dict[str, object]] = []
+        answers: list[Reply] = []
         deadline = time.monotonic() + 2 * BARRIER_S + 5
         while len(answers) < 2 and time.monotonic() < deadline:
             message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
             if message is not None:
-                answers.append(decode_frame(message["data"])[0])
-        assert len(answers) == 2 and not [a for a in answers if "error" in a], answers
+                answers.append(Reply.decode(message["data"])[0])
+        assert len(answers) == 2 and all(a.outcome == "answered" for a in answers), answers
         pending = await host.redis.xpending(store.stream_key(instance.profile.id), store.STREAM_GROUP)
         assert pending["pending"] == 0  # both acknowledged
     finally:

@@ -21,13 +21,14 @@ from sklearn.datasets import load_breast_cancer
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.runtimes.registry import runtime_for
 from infaas.schemas.variants import VariantProfile
-from infaas.wire.frames import decode_frame
+from infaas.wire.messages import Reply
 from infaas.wire.tensors import Signature, TensorSpec
 from services.executor.instances import InstanceHost
-from services.executor.queries import Query
+from services.executor.queries import Delivery
 from services.executor.serving import Instance, serve_queries
 from services.profiler.generators import OrtInt8Dynamic, SourceModel
 from tests.factories import variant_profile
+from tests.orders import order
 
 FEATURES, HIDDEN = 30, 512
 
@@ -98,20 +99,18 @@ async def instance(
     await client.aclose()
 
 
-def query(qid: str, x: np.ndarray) -> Query:
-    return Query(
-        entry_id=qid.encode(), header={"id": qid, "request_id": qid}, inputs={"cells": x}, rows=len(x)
-    )
+def query(qid: str, x: np.ndarray) -> Delivery:
+    return Delivery(entry_id=qid.encode(), order=order(qid, request_id=qid), inputs={"cells": x}, rows=len(x))
 
 
 async def served(
-    host: InstanceHost, instance: Instance, queries: list[Query]
-) -> dict[str, tuple[dict, dict]]:
-    """Serve `queries` as taken together from the instance's queue; each query's answer header and outputs."""
-    answers: dict[str, tuple[dict, dict]] = {}
+    host: InstanceHost, instance: Instance, queries: list[Delivery]
+) -> dict[str, tuple[Reply, dict[str, np.ndarray]]]:
+    """Serve `queries` as taken together from the instance's queue; each query's reply and outputs."""
+    answers: dict[str, tuple[Reply, dict[str, np.ndarray]]] = {}
 
-    def reply(q: Query, frame: bytes) -> None:
-        answers[str(q.header["id"])] = decode_frame(frame)
+    def reply(q: Delivery, frame: bytes) -> None:
+        answers[q.order.id] = Reply.decode(frame)
 
     await serve_queries(host, instance, queries, time.time(), reply)
     return answers
@@ -132,11 +131,11 @@ async def test_a_row_gets_the_same_answer_alone_and_amid_very_different_batch_ma
     amid = await served(
         host, loaded, [query("mine", row)] + [query(f"other{i}", m) for i, m in enumerate(mates)]
     )
-    assert "error" not in amid["mine"][0], amid["mine"][0]
+    assert amid["mine"][0].outcome == "answered", amid["mine"][0]
     np.testing.assert_array_equal(amid["mine"][1]["diagnosis"], alone[1]["diagnosis"])
-    assert amid["mine"][0]["batch_rows"] == 1  # it ran on its own
+    assert amid["mine"][0].batch_rows == 1  # it ran on its own
     for i, m in enumerate(mates):
-        assert amid[f"other{i}"][0]["batch_rows"] == len(m)
+        assert amid[f"other{i}"][0].batch_rows == len(m)
 
     # The test can fail: run merged, the same int8 session answers the row differently.
     profile, artifacts = int8_profile
@@ -153,5 +152,5 @@ async def test_a_querys_own_rows_still_run_together(instance: tuple[InstanceHost
     # One query's rows are one tenant's: they share a run, as offline chunks of one job do.
     host, loaded = instance
     answers = await served(host, loaded, [query("many", cells()[:16])])
-    assert answers["many"][0]["batch_rows"] == 16
+    assert answers["many"][0].batch_rows == 16
     assert answers["many"][1]["diagnosis"].shape == (16, 2)

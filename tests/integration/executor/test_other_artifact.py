@@ -18,12 +18,13 @@ from onnx import numpy_helper
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.schemas.variants import VariantProfile
-from infaas.wire.frames import decode_frame, encode_frame
+from infaas.wire.messages import Reply
 from services.executor.consumers import serve_entries
 from services.executor.instances import InstanceHost
 from services.executor.offline import OfflineRunner
-from services.executor.queries import Query
+from services.executor.queries import Delivery
 from services.executor.stale import StaleSweep
+from tests.orders import order
 from tests.tokens import model_bytes, token_profile, tokens
 
 VID = "tokens-again.onnxruntime-basic-fp32-cpu-b64-t1"
@@ -54,8 +55,13 @@ async def host(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[InstanceHo
     await client.aclose()
 
 
-def _query(header: dict[str, object]) -> Query:
-    return Query(entry_id=b"1-0", header={"id": "q", **header}, inputs={"token_ids": tokens()[:2]}, rows=2)
+def _query(digest: str | None) -> Delivery:
+    return Delivery(
+        entry_id=b"1-0",
+        order=order("q", variant=VID, digest=digest),
+        inputs={"token_ids": tokens()[:2]},
+        rows=2,
+    )
 
 
 async def test_the_old_instance_refuses_what_is_meant_for_the_new_artifact_and_a_load_replaces_it(
@@ -63,33 +69,31 @@ async def test_the_old_instance_refuses_what_is_meant_for_the_new_artifact_and_a
 ) -> None:
     served, old, new = host
     instance = await served.load(_profile(old))
-    assert served.accept(_query({"variant": VID, "digest": old})) is None
-    assert served.accept(_query({"variant": VID})) is None  # a sender that does not say is not checked
+    assert served.accept(_query(old)) is None
+    assert served.accept(_query(None)) is None  # a sender that does not say is not checked
     instance.inbox.clear()
-    refused = served.accept(_query({"variant": VID, "digest": new}))
+    refused = served.accept(_query(new))
     assert refused is not None and "registered again" in refused
 
     # Read from the stream: the refusal goes back on the query's reply channel, and the entry is done.
     client = aioredis.Redis.from_url(redis_url)
     pubsub = client.pubsub()
     await pubsub.subscribe("reply-again")
-    frame = encode_frame(
-        {"id": "s1", "variant": VID, "digest": new, "reply": "reply-again"}, {"token_ids": tokens()[:2]}
-    )
+    frame = order("s1", variant=VID, digest=new, reply="reply-again").encode({"token_ids": tokens()[:2]})
     await serve_entries(served, instance, [(b"1-0", {b"f": frame})])
     deadline = time.monotonic() + 5
     message = None
     while message is None and time.monotonic() < deadline:
         message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
     assert message is not None
-    header, _ = decode_frame(message["data"])
-    assert header["id"] == "s1" and "registered again" in header["refused"]
+    reply, _ = Reply.decode(message["data"])
+    assert reply.id == "s1" and reply.outcome == "refused" and "registered again" in (reply.error or "")
     await pubsub.aclose()  # type: ignore[no-untyped-call]
     await client.aclose()
 
     replaced = await served.load(_profile(new))
     assert replaced is not instance and served.instances[VID].profile.artifact_digest == new
-    assert served.accept(_query({"variant": VID, "digest": new})) is None
+    assert served.accept(_query(new)) is None
 
 
 async def test_the_sweep_finds_re_registered_and_deleted_variants(

@@ -17,12 +17,13 @@ import redis.asyncio as aioredis
 
 from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
-from infaas.wire.frames import decode_frame, encode_frame
 from infaas.wire.handshake import encode_hello
+from infaas.wire.messages import Reply
 from services.executor.consumers import consume_inbox
 from services.executor.instances import InstanceHost
 from services.executor.push import start_server
 from services.executor.serving import Instance
+from tests.orders import order
 from tests.tokens import model_bytes, token_profile, tokens
 
 VID = "tokens-arrive.onnxruntime-basic-fp32-cpu-b64-t1"
@@ -40,14 +41,13 @@ class Client:
         self.writer.write(b"".join(_LEN.pack(len(f)) + f for f in frames))  # one write: one read there
         await self.writer.drain()
 
-    async def answer(self, timeout_s: float = 5.0) -> tuple[dict[str, object], dict[str, np.ndarray]]:
+    async def answer(self, timeout_s: float = 5.0) -> tuple[Reply, dict[str, np.ndarray]]:
         (size,) = _LEN.unpack(await asyncio.wait_for(self.reader.readexactly(4), timeout_s))
-        return decode_frame(await asyncio.wait_for(self.reader.readexactly(size), timeout_s))
+        return Reply.decode(await asyncio.wait_for(self.reader.readexactly(size), timeout_s))
 
 
 def _frame(qid: str, rows: slice) -> bytes:
-    header = {"id": qid, "variant": VID, "enqueued_at": 0.0, "budget_ms": 50.0}
-    return encode_frame(header, {"token_ids": tokens()[rows]})
+    return order(qid, variant=VID, slo_ms=50.0).encode({"token_ids": tokens()[rows]})
 
 
 async def _served(
@@ -113,8 +113,8 @@ async def test_a_lone_frame_is_answered_without_the_consumer_and_frames_together
     assert instance.aimd.limit() == 1
 
     await client.send(_frame("alone", slice(0, 3)))
-    header, outputs = await client.answer()
-    assert header["id"] == "alone" and header["batch_rows"] == 3 and "error" not in header
+    reply, outputs = await client.answer()
+    assert reply.id == "alone" and reply.batch_rows == 3 and reply.outcome == "answered"
     assert outputs["logits"].shape == (3, 3)
     runtime = instance.runtime
     assert runtime is not None
@@ -126,18 +126,18 @@ async def test_a_lone_frame_is_answered_without_the_consumer_and_frames_together
     await client.send(_frame("first", slice(3, 5)), _frame("second", slice(5, 9)))
     with pytest.raises(TimeoutError):
         await client.answer(timeout_s=0.5)
-    assert [q.header["id"] for q in instance.inbox] == ["first", "second"]
+    assert [q.order.id for q in instance.inbox] == ["first", "second"]
 
     # A lone frame behind queued ones waits its turn rather than overtaking them.
     await client.send(_frame("behind", slice(9, 10)))
     await asyncio.sleep(0.2)
-    assert [q.header["id"] for q in instance.inbox] == ["first", "second", "behind"]
+    assert [q.order.id for q in instance.inbox] == ["first", "second", "behind"]
 
     assert instance.aimd.limit() >= 7  # the lone query's batch was accounted: the limit grew
     instance.inbox_task = asyncio.create_task(consume_inbox(host, instance))
     answers = [await client.answer() for _ in range(3)]
-    assert [h["id"] for h, _ in answers] == ["first", "second", "behind"]
-    assert {h["batch_rows"] for h, _ in answers} == {7}  # one batch of all three: 2 + 4 + 1 rows
+    assert [h.id for h, _ in answers] == ["first", "second", "behind"]
+    assert {h.batch_rows for h, _ in answers} == {7}  # one batch of all three: 2 + 4 + 1 rows
 
 
 async def test_an_instance_that_waits_for_batch_mates_queues_a_lone_frame(
@@ -149,4 +149,4 @@ async def test_an_instance_that_waits_for_batch_mates_queues_a_lone_frame(
     await client.send(_frame("waits", slice(0, 1)))
     with pytest.raises(TimeoutError):
         await client.answer(timeout_s=0.5)
-    assert [q.header["id"] for q in instance.inbox] == ["waits"]
+    assert [q.order.id for q in instance.inbox] == ["waits"]

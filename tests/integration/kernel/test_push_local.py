@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 from infaas.wire import local
-from infaas.wire.frames import encode_frame
+from infaas.wire.messages import Reply
 from services.executor.instances import InstanceHost
 from services.executor.push import PushServer, start_server
 from services.scheduler.push import PushPool, Waiting, WorkerLost
+from tests.orders import order
 
 KEY = "int_local_test"
 
@@ -31,7 +32,7 @@ def _host() -> InstanceHost:
 
 
 def _query(qid: str) -> bytes:
-    return encode_frame({"id": qid, "variant": "absent.v1"}, {"x": np.ones((1, 3), dtype=np.float32)})
+    return order(qid, variant="absent.v1").encode({"x": np.ones((1, 3), dtype=np.float32)})
 
 
 async def _endpoint(run: Path | None) -> tuple[PushServer, str]:
@@ -46,7 +47,7 @@ async def _endpoint(run: Path | None) -> tuple[PushServer, str]:
     )
 
 
-async def _ask(pool: PushPool, waiting: Waiting, addr: str, qid: str) -> dict[str, Any]:
+async def _ask(pool: PushPool, waiting: Waiting, addr: str, qid: str) -> Reply:
     future = waiting[qid] = asyncio.get_running_loop().create_future()
     await pool.send(addr, qid, _query(qid))
     header, _ = await asyncio.wait_for(future, 2.0)
@@ -68,8 +69,8 @@ async def _answered_over(addr: str, run: Path | None) -> int:
     pool = PushPool(waiting, internal_key=KEY, max_frame_bytes=1 << 20, local_dir=run)
     try:
         answer = await _ask(pool, waiting, addr, "q1")
-        assert answer["worker"] == "cpu-local-1"
-        assert answer["refused"] == "no instance of absent.v1 on this worker"
+        assert answer.worker == "cpu-local-1" and answer.outcome == "refused"
+        assert answer.error == "no instance of absent.v1 on this worker"
         return _family(pool, addr)
     finally:
         await pool.aclose()

@@ -22,9 +22,10 @@ from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.processes.suite import Suite, free_port
 from infaas.schemas.variants import VariantProfile
-from infaas.wire.frames import decode_frame, encode_frame
+from infaas.wire.messages import Reply
 from infaas_cli.demo_models import DemoModel
 from tests.factories import variant_profile
+from tests.orders import order
 from tests.polling import wait_for
 
 
@@ -107,7 +108,7 @@ class QuerySource:
     redis: aioredis.Redis
     channel: str = field(default_factory=lambda: store.reply_channel(f"test-{uuid.uuid4().hex[:8]}"))
     sent: list[str] = field(default_factory=list)
-    answers: dict[str, dict[str, object]] = field(default_factory=dict)
+    answers: dict[str, Reply] = field(default_factory=dict)
 
     async def send(self, vid: str, rate: float, seconds: float, *, rows: int = 1) -> None:
         async def always() -> str:
@@ -124,9 +125,9 @@ class QuerySource:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             qid = uuid.uuid4().hex
-            frame = encode_frame({"id": qid, "reply": self.channel, "enqueued_at": time.time()}, {"x": x})
-            self.sent.append(qid)
             vid = await choose()
+            frame = order(qid, variant=vid, reply=self.channel, sent_at=time.time()).encode({"x": x})
+            self.sent.append(qid)
             await self.redis.xadd(store.stream_key(vid), {"f": frame})
             await self.redis.incrby(store.offered_rows_key(vid), rows)  # as a dispatcher counts it
             await asyncio.sleep(1 / rate)  # the offered rate: the scenario, not a wait
@@ -138,8 +139,8 @@ class QuerySource:
         try:
             async for message in pubsub.listen():
                 if message["type"] == "message":
-                    header, _ = decode_frame(message["data"])
-                    self.answers[str(header["id"])] = header
+                    reply, _ = Reply.decode(message["data"])
+                    self.answers[reply.id] = reply
         finally:
             with contextlib.suppress(Exception):
                 await pubsub.aclose()

@@ -24,14 +24,16 @@ from infaas.data import store
 from infaas.data.artifacts import LocalArtifactStore
 from infaas.policy.selection import Requirements
 from infaas.wire.connection import split_addr
-from infaas.wire.frames import encode_frame, peek_header
+from infaas.wire.frames import encode_frame
 from infaas.wire.handshake import encode_hello
+from infaas.wire.messages import Reply
 from infaas_cli.demo_models import DemoModel
 from services.planner.loops.cluster import ClusterReader
 from services.planner.loops.observe import LoadMeter
 from services.scheduler.dispatch import Dispatcher
 from services.scheduler.snapshot import SnapshotCache
 from tests.integration.planner.conftest import Cluster
+from tests.orders import order
 from tests.polling import async_wait_for
 
 
@@ -213,21 +215,28 @@ async def test_bad_frames_on_the_push_endpoint_are_answered_or_cut_off_and_harm_
     hello = encode_hello(cluster.settings.internal_key)  # as every dispatcher opens a connection
     writer.write(struct.pack(">I", len(hello)) + hello)
 
-    async def exchange(frame: bytes) -> dict[str, Any]:
+    async def exchange(frame: bytes) -> Reply:
         writer.write(struct.pack(">I", len(frame)) + frame)
         (size,) = struct.unpack(">I", await asyncio.wait_for(reader.readexactly(4), 5))
-        return peek_header(await reader.readexactly(size))
+        return Reply.decode(await reader.readexactly(size))[0]
 
     x = np.ones((1, 64), dtype=np.float32)
-    ok = await exchange(encode_frame({"id": "fine", "variant": "digits.b"}, {"x": x}))
-    assert ok["id"] == "fine" and "error" not in ok and "refused" not in ok
-    unknown = await exchange(encode_frame({"id": "u", "variant": "digits.nope"}, {"x": x}))
-    assert unknown["id"] == "u" and "no instance of digits.nope" in unknown["refused"]
-    truncated = encode_frame({"id": "t", "variant": "digits.b"}, {"x": x})[:-8]
+    ok = await exchange(order("fine", variant="digits.b").encode({"x": x}))
+    assert ok.id == "fine" and ok.outcome == "answered"
+    unknown = await exchange(order("u", variant="digits.nope").encode({"x": x}))
+    assert (
+        unknown.id == "u"
+        and unknown.outcome == "refused"
+        and "no instance of digits.nope" in str(unknown.error)
+    )
+    truncated = order("t", variant="digits.b").encode({"x": x})[:-8]
     bad = await exchange(truncated)
-    assert bad["id"] == "t" and "malformed" in bad["error"]
-    empty = await exchange(encode_frame({"id": "e", "variant": "digits.b"}, {}))
-    assert empty["id"] == "e" and "no inputs" in empty["error"]
+    assert bad.id == "t" and bad.outcome == "failed" and "malformed" in str(bad.error)
+    empty = await exchange(order("e", variant="digits.b").encode({}))
+    assert empty.id == "e" and empty.outcome == "failed" and "no inputs" in str(empty.error)
+    # A header that is not an order (a field missing): answered by its id as malformed, not run.
+    partial = await exchange(encode_frame({"id": "p", "variant": "digits.b"}, {"x": x}))
+    assert partial.id == "p" and partial.outcome == "failed" and "without 'digest'" in str(partial.error)
     # Not even a header: the connection is cut off, and the executor goes on serving everyone else.
     writer.write(struct.pack(">I", 3) + b"\xff\x00\x01" + b"zzz")
     assert await asyncio.wait_for(reader.read(), 5) == b""

@@ -34,7 +34,7 @@ def _live(url: str) -> set[str]:
 
 
 def _served_by(queries: QuerySource) -> set[str]:
-    return {str(a["worker"]) for a in queries.answers.values()}
+    return {a.worker for a in queries.answers.values()}
 
 
 async def test_a_requested_worker_starts_and_goes_again_once_idle(cluster: Cluster, redis_url: str) -> None:
@@ -119,7 +119,7 @@ async def test_draining_a_serving_worker_loses_no_query(
         await queries.wait_answered()
         missing = set(queries.sent) - set(queries.answers)
         assert not missing, f"{len(missing)} of {len(queries.sent)} queries never answered"
-        assert not [a for a in queries.answers.values() if a.get("error")]
+        assert not [a for a in queries.answers.values() if a.outcome != "answered"]
         served_by = _served_by(queries)
         assert new in served_by and len(served_by) == 2  # both served; the drained one until it left
         assert new not in _live(redis_url)  # it forgot itself in the metadata store

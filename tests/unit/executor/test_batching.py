@@ -9,20 +9,21 @@ import pytest
 
 from services.executor.batching import batches as _batches
 from services.executor.batching import run_chunked as _run_chunked
-from services.executor.queries import Query
+from services.executor.queries import Delivery
+from tests.orders import order
 
 
-def query(n: int, rows: int, *, width: int = 4, name: str = "x") -> Query:
-    return Query(
+def query(n: int, rows: int, *, width: int = 4, name: str = "x") -> Delivery:
+    return Delivery(
         entry_id=f"{n}-0".encode(),
-        header={"id": f"q{n}"},
+        order=order(f"q{n}"),
         inputs={name: np.full((rows, width), n, dtype=np.float32)},
         rows=rows,
     )
 
 
-def ids(batches: list[list[Query]]) -> list[list[str]]:
-    return [[str(q.header["id"]) for q in batch] for batch in batches]
+def ids(batches: list[list[Delivery]]) -> list[list[str]]:
+    return [[q.order.id for q in batch] for batch in batches]
 
 
 @pytest.mark.parametrize(
@@ -56,7 +57,7 @@ def test_batches_never_exceed_max_batch_unless_a_single_query_does() -> None:
     for batch in batches:
         assert len(batch) == 1 or sum(q.rows for q in batch) <= 8
     # Arrival order is kept and no query is lost or duplicated.
-    assert [q.header["id"] for batch in batches for q in batch] == [q.header["id"] for q in queries]
+    assert [q.order.id for batch in batches for q in batch] == [q.order.id for q in queries]
     # Greedy: a batch is only closed when the next query does not fit.
     for batch, following in zip(batches, batches[1:], strict=False):
         assert sum(q.rows for q in batch) + following[0].rows > 8

@@ -131,22 +131,22 @@ def test_thresholds_are_configurable() -> None:
 def test_aimd_grows_additively_and_backs_off_by_ten_percent() -> None:
     aimd = AIMD(cap=64, step=4)
     assert aimd.limit() == 1
-    aimd.observe(rows=1, latency_ms=1.0, budget_ms=20.0)
+    aimd.observe(rows=1, compute_ms=1.0, slo_ms=20.0)
     assert aimd.limit() == 5
-    aimd.observe(rows=2, latency_ms=1.0, budget_ms=20.0)  # did not fill the limit: no evidence, no growth
+    aimd.observe(rows=2, compute_ms=1.0, slo_ms=20.0)  # did not fill the limit: no evidence, no growth
     assert aimd.limit() == 5
-    aimd.observe(rows=5, latency_ms=25.0, budget_ms=20.0)
+    aimd.observe(rows=5, compute_ms=25.0, slo_ms=20.0)
     assert aimd.size == pytest.approx(4.5)
 
 
-def test_aimd_converges_below_the_budget() -> None:
-    # A model whose batch of n rows takes 1 + 0.5·n ms, under a 20 ms budget: the largest batch that
+def test_aimd_converges_below_the_slo() -> None:
+    # A model whose batch of n rows takes 1 + 0.5·n ms, under a 20 ms SLO: the largest batch that
     # fits is 38 rows. AIMD must settle into a band just under it and never sit above for long.
     aimd = AIMD(cap=64, step=2)
     limits = []
     for _ in range(300):
         n = aimd.limit()
-        aimd.observe(rows=n, latency_ms=1 + 0.5 * n, budget_ms=20.0)
+        aimd.observe(rows=n, compute_ms=1 + 0.5 * n, slo_ms=20.0)
         limits.append(aimd.limit())
     tail = limits[-100:]
     assert max(tail) <= 40 and min(tail) >= 30
@@ -156,8 +156,8 @@ def test_aimd_converges_below_the_budget() -> None:
 def test_aimd_stays_within_one_and_the_cap() -> None:
     aimd = AIMD(cap=8, step=3)
     for _ in range(10):
-        aimd.observe(rows=aimd.limit(), latency_ms=0.1, budget_ms=20.0)
+        aimd.observe(rows=aimd.limit(), compute_ms=0.1, slo_ms=20.0)
     assert aimd.limit() == 8
     for _ in range(100):
-        aimd.observe(rows=aimd.limit(), latency_ms=99.0, budget_ms=20.0)
+        aimd.observe(rows=aimd.limit(), compute_ms=99.0, slo_ms=20.0)
     assert aimd.limit() == 1

@@ -13,10 +13,10 @@ import pytest
 
 from infaas.wire import loopback
 from infaas.wire.connection import FramedProtocol
-from infaas.wire.frames import encode_frame
 from services.executor.instances import InstanceHost
 from services.executor.push import PushConnection
 from services.scheduler.push import PushPool, Waiting, WorkerLost
+from tests.orders import order
 
 ADDR = "127.0.0.1:1"  # never bound: a frame that reached the executor came through the loopback
 KEY = "int_loopback_test"
@@ -46,7 +46,7 @@ def _executor(host: InstanceHost, key: str = KEY) -> loopback.Factory:
 
 
 def _query(qid: str) -> bytes:
-    return encode_frame({"id": qid, "variant": "absent.v1"}, {"x": np.ones((1, 3), dtype=np.float32)})
+    return order(qid, variant="absent.v1").encode({"x": np.ones((1, 3), dtype=np.float32)})
 
 
 @pytest.fixture(autouse=True)
@@ -65,11 +65,11 @@ async def test_a_query_reaches_the_executor_in_process_and_its_answer_comes_back
         await pool.send(ADDR, qid, _query(qid))
     answers = {qid: (await asyncio.wait_for(f, 1.0))[0] for qid, f in futures.items()}  # decoded on arrival
     # The executor ran its checks on each frame (here: no such instance) and answered each by its id.
-    assert {qid: a["refused"] for qid, a in answers.items()} == {
+    assert {qid: a.error for qid, a in answers.items() if a.outcome == "refused"} == {
         "q1": "no instance of absent.v1 on this worker",
         "q2": "no instance of absent.v1 on this worker",
     }
-    assert all(a["worker"] == "cpu-test-1" for a in answers.values())
+    assert all(a.worker == "cpu-test-1" for a in answers.values())
     assert pool.in_flight(ADDR) == 2  # the dispatcher's own count, until it says it stopped waiting
     await pool.aclose()
 

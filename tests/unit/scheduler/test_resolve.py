@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from infaas.wire.frames import encode_frame
+from infaas.wire.messages import Reply
 from services.scheduler.push import Waiting, WorkerLost, resolve
 
 
@@ -17,16 +18,17 @@ async def test_an_answer_resolves_its_query_decoded() -> None:
     loop = asyncio.get_running_loop()
     waiting: Waiting = {"a": loop.create_future(), "b": loop.create_future()}
     logits = np.arange(6, dtype=np.float32).reshape(2, 3)
-    assert resolve(waiting, encode_frame({"id": "a", "worker": "w"}, {"logits": logits}), "w") == "a"
-    header, outputs = waiting["a"].result()
-    assert header == {"id": "a", "worker": "w"}
+    sent = Reply("a", "w", "answered", "v1", 0.5, 1.25, 2)
+    assert resolve(waiting, sent.encode({"logits": logits}), "w") == "a"
+    reply, outputs = waiting["a"].result()
+    assert reply == sent
     np.testing.assert_array_equal(outputs["logits"], logits)
     assert not waiting["b"].done()
 
     # A second answer to the same query (computed twice after a re-send) leaves the first one's result.
-    assert resolve(waiting, encode_frame({"id": "a", "worker": "other"}, {}), "other") == "a"
-    assert waiting["a"].result()[0]["worker"] == "w"
-    assert resolve(waiting, encode_frame({"id": "gone"}, {}), "w") == "gone"  # nobody waits: dropped
+    assert resolve(waiting, Reply("a", "other").encode(), "other") == "a"
+    assert waiting["a"].result()[0].worker == "w"
+    assert resolve(waiting, Reply("gone", "w").encode(), "w") == "gone"  # nobody waits: dropped
 
 
 async def test_an_unreadable_answer_fails_its_query_as_a_lost_worker() -> None:
