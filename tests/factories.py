@@ -1,9 +1,12 @@
-"""Hand-made rows for tests: one place that knows every field a VariantProfile needs."""
+"""Hand-made rows for tests: one place that knows every field a VariantProfile (or an instance
+report) needs."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from infaas.data.heartbeats import InstanceReport
+from infaas.policy.selection import InstanceState
 from infaas.schemas.variants import BatchLatency, VariantProfile
 
 
@@ -33,3 +36,22 @@ def variant_profile(**overrides: Any) -> VariantProfile:
         p if isinstance(p, BatchLatency) else BatchLatency(*p) for p in fields["latencies"]
     )
     return VariantProfile(**fields)
+
+
+def instance_report(state: InstanceState = "active", **overrides: Any) -> InstanceReport:
+    """What an executor's heartbeat says of one instance (`infaas.data.heartbeats`); override any field."""
+    fields: dict[str, Any] = {
+        "state": state,
+        "reason": "serving",
+        "pending": 0,
+        "batch_limit": 1,
+        "batch_delay_ms": 0.0,
+        "batch_delay": "",
+        "served": 0.0,
+        "mean_batch": 0.0,
+        "busy": 0.0,
+        "slowdown": 1.0,
+        "concurrency": 1,
+    }
+    fields.update(overrides)
+    return InstanceReport(**fields)

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import orjson
 import redis.asyncio as aioredis
 from fastapi import Request
 
@@ -20,6 +19,7 @@ from gateway.ui import live, timeline
 from infaas.clients.scheduler import SchedulerClient
 from infaas.core.credentials import internal_headers
 from infaas.data import store
+from infaas.data.heartbeats import InstanceReport, instance_reports
 from infaas.metrics.exposition import exposition, families
 from infaas.schemas.api import ADMIN, Worker
 
@@ -49,7 +49,7 @@ class InstanceRow:
 async def instances(state: GatewayState, workers: list[Worker]) -> list[InstanceRow]:
     """Every instance the workers report, with the reason for its state (from their heartbeats in
     Redis; the registry's worker list has the state alone)."""
-    details: dict[str, dict[str, dict[str, Any]]] = {}
+    details: dict[str, dict[str, InstanceReport]] = {}
     if state.settings.redis_url:
         r = aioredis.Redis.from_url(state.settings.redis_url)
         try:
@@ -57,24 +57,30 @@ async def instances(state: GatewayState, workers: list[Worker]) -> list[Instance
             for w in workers:
                 pipe.hgetall(store.instances_key(w.id))
             for w, found in zip(workers, await pipe.execute(), strict=True):
-                details[w.id] = {store.text(k): orjson.loads(v) for k, v in found.items()}
+                try:
+                    details[w.id] = instance_reports(found)
+                except ValueError:  # a record this version cannot read: its state alone is shown
+                    details[w.id] = {}
         finally:
             await r.aclose()
     rows = []
     for w in workers:
         for vid, instance_state in sorted(w.instances.items()):
-            extra = details.get(w.id, {}).get(vid, {})
+            report = details.get(w.id, {}).get(vid)
+            if report is None:  # not in the heartbeat (gone since the registry's list was read)
+                rows.append(InstanceRow(w.id, vid, instance_state, None, None, None))
+                continue
             rows.append(
                 InstanceRow(
                     worker=w.id,
                     variant=vid,
                     state=instance_state,
-                    reason=extra.get("reason"),
-                    pending=extra.get("pending"),
-                    batch_limit=extra.get("batch_limit"),
-                    batch_delay_ms=extra.get("batch_delay_ms"),
-                    batch_delay=extra.get("batch_delay"),
-                    concurrency=extra.get("concurrency"),
+                    reason=report.reason,
+                    pending=report.pending,
+                    batch_limit=report.batch_limit,
+                    batch_delay_ms=report.batch_delay_ms,
+                    batch_delay=report.batch_delay,
+                    concurrency=report.concurrency,
                 )
             )
     return rows

@@ -14,8 +14,8 @@ Layout (all keys under `infaas:`; everything here can be rebuilt from Postgres p
 | `published` | string | token of the registry's last complete publication (gone: Redis lost it) | registry |
 | `profiler:{name}` | hash | hardware kinds a live profiler worker serves (TTL) | profiler |
 | `workers` | zset | worker id → last heartbeat (unix s); 0: the worker left on purpose | executor |
-| `worker:{wid}` | hash | hardware, url, cores, memory, utilization (TTL) | executor |
-| `instances:{wid}` | hash | vid → JSON `{state, pending, served, mean_batch, busy, slowdown}` | executor |
+| `worker:{wid}` | hash | the `WorkerView` and the beat's time (TTL; `infaas.data.heartbeats`) | executor |
+| `instances:{wid}` | hash | vid → JSON `InstanceReport` (`infaas.data.heartbeats`) | executor |
 | `q:{vid}` | stream | queries for a variant; group `executors` | scheduler → executor |
 | `rows:{vid}` | string | rows sent to a variant's instances, ever | scheduler |
 | `demand:{model}` | hash | rows/queries that arrived for a model, ever; of them shed or late | scheduler |
@@ -34,15 +34,34 @@ import orjson
 import redis
 import redis.asyncio as aioredis
 
-from infaas.policy.capacity import Observed
+from infaas.data.heartbeats import (
+    WORKERS,
+    InstanceReport,
+    heartbeat,
+    instances_key,
+    observed_from,
+    parse_workers,
+    worker_from_hash,
+    worker_key,
+)
 from infaas.policy.selection import InstanceView, WorkerView
 from infaas.schemas.variants import VariantProfile
+
+__all__ = [  # the heartbeat record's names, kept here beside the other keys' (`infaas.data.heartbeats`)
+    "WORKERS",
+    "InstanceReport",
+    "heartbeat",
+    "instances_key",
+    "observed_from",
+    "parse_workers",
+    "worker_from_hash",
+    "worker_key",
+]
 
 P = "infaas:"
 VARIANTS = P + "variants"
 PARITY_VARIANTS = P + "parity_variants"
 PUBLISHED = P + "published"
-WORKERS = P + "workers"
 INVALIDATE = P + "invalidate"
 PIPELINES_CHANGED = P + "pipelines:changed"
 """A counter the registry increments after each committed pipeline write (created, deleted, planned):
@@ -71,14 +90,6 @@ def app_variants_key(app: str) -> str:
 
 def model_index_key(model: str, by: str) -> str:
     return f"{P}model:{model}:by_{by}"
-
-
-def worker_key(wid: str) -> str:
-    return f"{P}worker:{wid}"
-
-
-def instances_key(wid: str) -> str:
-    return f"{P}instances:{wid}"
 
 
 def stream_key(vid: str) -> str:
@@ -298,104 +309,6 @@ async def _read_workers(
         pipe.hgetall(instances_key(wid))
     results = await pipe.execute()
     return parse_workers(ids, list(zip(results[0::2], results[1::2], strict=True)))
-
-
-def parse_workers(
-    ids: list[str], hashes: list[tuple[dict[bytes, bytes], dict[bytes, bytes]]]
-) -> tuple[tuple[WorkerView, ...], tuple[InstanceView, ...]]:
-    """Workers and their instances from each id's (worker hash, instances hash); a worker whose hash is
-    gone (it expired between the two reads) is left out."""
-    workers: list[WorkerView] = []
-    instances: list[InstanceView] = []
-    for wid, (info, insts) in zip(ids, hashes, strict=True):
-        if not info:
-            continue
-        workers.append(worker_from_hash(wid, info))
-        for vid, blob in insts.items():
-            data = orjson.loads(blob)
-            instances.append(
-                InstanceView(
-                    worker_id=wid,
-                    variant_id=vid.decode(),
-                    state=data["state"],
-                    pending=int(data.get("pending", 0)),
-                    concurrency=int(data.get("concurrency", 1)),
-                )
-            )
-    return tuple(workers), tuple(instances)
-
-
-def observed_from(wid: str, insts: dict[bytes, bytes]) -> dict[tuple[str, str], Observed]:
-    """What one executor measured about its instances over its last heartbeat window, by (worker,
-    variant), from its instances hash: the planner's observed capacity. An instance it reports nothing
-    for is absent."""
-    out: dict[tuple[str, str], Observed] = {}
-    for vid, blob in insts.items():
-        data = orjson.loads(blob)
-        if "served" in data:
-            out[(wid, text(vid))] = Observed(
-                served_rps=float(data["served"]),
-                mean_batch=float(data.get("mean_batch", 0.0)),
-                busy=float(data.get("busy", 0.0)),
-                slowdown=float(data.get("slowdown", 1.0)),
-            )
-    return out
-
-
-def worker_from_hash(wid: str, info: dict[bytes, bytes]) -> WorkerView:
-    def s(k: str) -> str:
-        return info[k.encode()].decode()
-
-    return WorkerView(
-        id=wid,
-        hardware=s("hardware"),
-        url=s("url"),
-        cores=int(s("cores")),
-        memory_bytes=int(s("memory_bytes")),
-        memory_used_bytes=int(s("memory_used_bytes")),
-        utilization=float(s("utilization")),
-        push=info.get(b"push", b"").decode(),
-        incarnation=info.get(b"incarnation", b"").decode(),
-    )
-
-
-# --- executor side (asynchronous) ------------------------------------------------------------------
-
-
-async def heartbeat(
-    r: aioredis.Redis,
-    *,
-    worker: WorkerView,
-    instances: dict[str, dict[str, Any]],
-    now: float,
-    ttl_s: float,
-    incarnation: str = "",
-) -> None:
-    """Report a worker's load and its instances' states in one round trip; `incarnation` tells this
-    run of the worker from an earlier one under the same id (`infaas.data.failures`)."""
-    ttl_ms = int(ttl_s * 1000)
-    pipe = r.pipeline(transaction=True)
-    pipe.hset(
-        worker_key(worker.id),
-        mapping={
-            "hardware": worker.hardware,
-            "url": worker.url,
-            "cores": worker.cores,
-            "memory_bytes": worker.memory_bytes,
-            "memory_used_bytes": worker.memory_used_bytes,
-            "utilization": f"{worker.utilization:.4f}",
-            "heartbeat_at": f"{now:.3f}",
-            "push": worker.push,
-            "incarnation": incarnation,
-        },
-    )
-    pipe.pexpire(worker_key(worker.id), ttl_ms)
-    pipe.zadd(WORKERS, {worker.id: now})
-    pipe.delete(instances_key(worker.id))
-    if instances:
-        pipe.hset(instances_key(worker.id), mapping={k: orjson.dumps(v) for k, v in instances.items()})
-        pipe.pexpire(instances_key(worker.id), ttl_ms)
-    await pipe.execute()
 
 
 async def forget_worker(r: aioredis.Redis, wid: str) -> None:

@@ -6,10 +6,10 @@ import asyncio
 import contextlib
 import logging
 import socket
-import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 
 import orjson
 import redis.asyncio as aioredis
@@ -29,17 +29,16 @@ from infaas.metrics.buffer import flushing
 from infaas.policy.selection import WorkerView
 from infaas.runtimes.hardware import detect_hardware, served_hardware, usable_cores
 from infaas.runtimes.hardware import worker_id as make_worker_id
-from infaas.schemas.api import WorkerRegistration
 from infaas.schemas.variants import VariantProfile
 from infaas.wire import local, loopback
-from services.executor import control, metrics
+from services.executor import control
 from services.executor.failures import listen_failures
+from services.executor.heartbeat import Heartbeat
 from services.executor.instance_state import Thresholds
 from services.executor.instances import InstanceHost
 from services.executor.offline import router as offline_router
 from services.executor.push import start_server
 from services.executor.serving import inline_threshold_ms
-from services.executor.stale import StaleSweep
 
 log = logging.getLogger("infaas.executor")
 
@@ -83,7 +82,7 @@ async def load_instance(body: LoadRequest, request: Request) -> InstanceOut:
         raise Unavailable(f"loading {profile.id} failed", reason=str(exc)[:300]) from exc
     # Schedulers re-read instances now: a query sent right after this answer finds the instance rather
     # than cold-loading another elsewhere (their poll would see it only up to `snapshot_refresh_s` later).
-    await request.app.state.beat(changed=True)
+    await request.app.state.beats.beat(changed=True)
     return InstanceOut(
         variant=profile.id,
         state=instance.state,
@@ -96,7 +95,7 @@ async def load_instance(body: LoadRequest, request: Request) -> InstanceOut:
 async def unload_instance(variant: str, request: Request) -> None:
     if not await _host(request).unload(variant):
         raise NotFound(f"no instance of {variant!r} on this worker", variant=variant)
-    await request.app.state.beat(changed=True)
+    await request.app.state.beats.beat(changed=True)
 
 
 @router.get("/instances", response_model=list[InstanceOut])
@@ -114,41 +113,52 @@ async def list_instances(request: Request) -> list[InstanceOut]:
     ]
 
 
-def worker_utilization(busy_s: float, elapsed_s: float, *, kind: str, cores: int) -> float:
-    """The share of a worker's capacity its instances kept busy: over the cores of a CPU worker, over
-    the one GPU of a CUDA worker (its instances take turns on it; counted over the host's cores, a
-    saturated GPU would look idle to the planner)."""
-    lanes = cores if kind == "cpu" else 1
-    return min(1.0, max(0.0, busy_s) / (max(elapsed_s, 1e-3) * lanes))
+@dataclass(frozen=True)
+class Identity:
+    """Who this worker is, worked out once from the settings and the machine."""
+
+    worker: WorkerView
+    """As registered (no memory in use, no utilization yet); `push` is filled in once it listens."""
+    device: int
+    """The GPU a CUDA worker's instances run on."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> Identity:
+        hardware = detect_hardware()
+        served = served_hardware(
+            hardware,
+            requested=settings.executor_hardware,
+            device=settings.executor_device,
+            memory_bytes=settings.worker_memory_bytes,
+        )
+        worker = WorkerView(
+            id=make_worker_id(served.kind, socket.gethostname(), settings.executor_port),
+            hardware=served.kind,
+            url=settings.service_url("executor"),
+            cores=hardware.cores,
+            memory_bytes=served.memory_bytes,
+            incarnation=uuid.uuid4().hex[:12],  # tells this run from an earlier one under the same id
+        )
+        return cls(worker, served.device or 0)
 
 
 def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
     """The executor's app; `in_process`: it runs inside the gateway's process, whose dispatcher then
     reaches its push endpoint without a socket (`infaas.wire.loopback`)."""
-    hardware = detect_hardware()
-    served = served_hardware(
-        hardware,
-        requested=settings.executor_hardware,
-        device=settings.executor_device,
-        memory_bytes=settings.worker_memory_bytes,
-    )
-    memory = served.memory_bytes
-    worker_id = make_worker_id(served.kind, socket.gethostname(), settings.executor_port)
-    url = settings.service_url("executor")
-    incarnation = uuid.uuid4().hex[:12]  # tells this run from an earlier one under the same worker id
+    me = Identity.of(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = aioredis.Redis.from_url(settings.require_redis())
         host = InstanceHost(
-            worker_id=worker_id,
+            worker_id=me.worker.id,
             redis=redis,
             artifacts=artifact_store(settings),
             default_slo_ms=settings.default_batch_budget_ms,
             max_queue_delay_ms=settings.max_queue_delay_ms,
             inline_ms=inline_threshold_ms(settings.executor_inline_ms, usable_cores()),
-            hardware=served.kind,
-            device=served.device or 0,
+            hardware=me.worker.hardware,
+            device=me.device,
         )
         registry = AsyncRegistryClient(settings.service_url("registry"), internal_key=settings.internal_key)
         app.state.host = host
@@ -157,129 +167,27 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
             host,
             bind=settings.host,
             port=settings.executor_push_port,
-            advertise_url=url,
+            advertise_url=me.worker.url,
             internal_key=settings.internal_key,
             max_frame_bytes=4 * settings.max_request_bytes,
             in_process=in_process,
             local_dir=local.run_dir(settings.var_dir) if settings.push_local_socket else None,
         )
-        last = {"t": time.monotonic(), "busy": 0.0}
-        thresholds = Thresholds(
-            interfere_enter=settings.interference_enter, interfere_exit=settings.interference_exit
+        beats = Heartbeat(
+            host=host,
+            redis=redis,
+            registry=registry,
+            worker=replace(me.worker, push=push_addr),
+            thresholds=Thresholds(
+                interfere_enter=settings.interference_enter, interfere_exit=settings.interference_exit
+            ),
+            interval_s=settings.heartbeat_interval_s,
+            ttl_s=settings.heartbeat_ttl_s,
         )
-
-        async def beat(tick: bool = False, changed: bool = False) -> None:
-            """Report load and instance states; `tick` closes each instance's observation window;
-            `changed`: an instance was loaded or unloaded, which schedulers learn of at once."""
-            if tick:
-                for instance in host.instances.values():
-                    before = instance.state
-                    status = instance.monitor.tick(thresholds)
-                    changed |= status.state != before
-                    metrics.set_state(
-                        instance.profile.id,
-                        status.state,
-                        instance.in_flight,
-                        instance.aimd.limit(),
-                        instance.delay.ms,
-                    )
-            now = time.monotonic()
-            busy = sum(i.busy_seconds for i in host.instances.values())
-            elapsed = max(now - last["t"], 1e-3)
-            utilization = worker_utilization(
-                busy - last["busy"], elapsed, kind=served.kind, cores=hardware.cores
-            )
-            last.update(t=now, busy=busy)
-            states = {
-                vid: {
-                    "state": i.state,
-                    "reason": i.monitor.status.reason,
-                    "pending": i.in_flight,
-                    "batch_limit": i.aimd.limit(),
-                    "batch_delay_ms": i.delay.ms,
-                    "batch_delay": i.delay.reason,
-                    # what the planner takes capacity from (infaas/policy/capacity.py)
-                    "served": round(i.monitor.observed.served_rps, 1),
-                    "mean_batch": round(i.monitor.observed.mean_batch, 2),
-                    "busy": round(i.monitor.observed.busy, 3),
-                    "slowdown": round(i.monitor.observed.slowdown, 2),
-                    "concurrency": i.concurrency,
-                }
-                for vid, i in host.instances.items()
-            }
-            used = sum(i.profile.peak_memory_bytes for i in host.instances.values())
-            view = WorkerView(
-                id=worker_id,
-                hardware=served.kind,
-                url=url,
-                cores=hardware.cores,
-                memory_bytes=memory,
-                memory_used_bytes=used,
-                utilization=utilization,
-                push=push_addr,
-            )
-            await store.heartbeat(
-                redis,
-                worker=view,
-                instances=states,
-                now=time.time(),
-                ttl_s=settings.heartbeat_ttl_s,
-                incarnation=incarnation,
-            )
-            if changed:  # schedulers re-read instance states now rather than at their next poll
-                await redis.publish(store.INVALIDATE, "instances")
-
-        app.state.beat = beat
-
-        sweep = StaleSweep()
-
-        async def unload_stale() -> bool:
-            """Unload instances of deleted or re-registered models (`stale.py`); whether any went. A
-            failed read only skips this heartbeat's sweep, never the heartbeat."""
-            loaded = {vid: i.profile.artifact_digest for vid, i in host.instances.items()}
-            try:
-                stale = await sweep(redis, loaded)
-            except Exception as exc:  # noqa: BLE001 (Redis away: the heartbeat says so)
-                log.debug("stale-instance sweep skipped: %s", exc)
-                return False
-            unloaded = False
-            for vid, why in stale:
-                log.warning("unloading %s: %s", vid, why)
-                unloaded |= await host.unload(vid)
-            return unloaded
-
-        async def heartbeat_loop() -> None:
-            registered = False
-            while True:
-                try:
-                    if not registered:
-                        await registry.register_worker(
-                            WorkerRegistration(
-                                id=worker_id,
-                                hardware=served.kind,
-                                url=url,
-                                cores=hardware.cores,
-                                memory_bytes=memory,
-                            )
-                        )
-                        registered = True
-                        log.info("registered worker %s at %s", worker_id, url)
-                    await beat(tick=True, changed=await unload_stale())
-                except Exception as exc:  # registry or Redis briefly away: keep trying
-                    log.warning("heartbeat failed: %s", exc)
-                await asyncio.sleep(settings.heartbeat_interval_s)
-
-        task = asyncio.create_task(heartbeat_loop(), name="heartbeat")
+        app.state.beats = beats
+        task = asyncio.create_task(beats.run(), name="heartbeat")
         claims = asyncio.create_task(listen_failures(host), name="failure-notices")
-        pulses = None
-        if settings.pulse_interval_s > 0:
-            pulses = PulseSender(
-                settings.require_redis(),
-                Pulse(worker_id, incarnation),
-                interval_s=settings.pulse_interval_s,
-                key=settings.internal_key,
-            )
-            pulses.start()
+        pulses = _pulses(settings, me.worker)
         settle_heap()
         async with flushing():
             yield
@@ -290,7 +198,7 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
         loopback.stop(push_addr)
         await host.close()
         with contextlib.suppress(Exception):
-            await store.forget_worker(redis, worker_id)
+            await store.forget_worker(redis, me.worker.id)
         await registry.aclose()
         await redis.aclose()
 
@@ -302,3 +210,18 @@ def create_app(settings: Settings, *, in_process: bool = False) -> FastAPI:
     app.include_router(router)
     app.include_router(offline_router)
     return app
+
+
+def _pulses(settings: Settings, worker: WorkerView) -> PulseSender | None:
+    """The worker's liveness pulses for fast failure detection (`infaas.data.pulses`), started; None
+    where they are off."""
+    if settings.pulse_interval_s <= 0:
+        return None
+    pulses = PulseSender(
+        settings.require_redis(),
+        Pulse(worker.id, worker.incarnation),
+        interval_s=settings.pulse_interval_s,
+        key=settings.internal_key,
+    )
+    pulses.start()
+    return pulses

@@ -117,10 +117,10 @@ async def drain_one(variant: str, request: Request) -> DrainedInstance:
         raise Unavailable(f"{variant} is already draining", variant=variant)
     request.app.state.control["draining_instances"].add(variant)
     try:
-        drained = await drain_instance(_host(request), variant, report=request.app.state.beat)
+        drained = await drain_instance(_host(request), variant, report=request.app.state.beats.beat)
     finally:
         request.app.state.control["draining_instances"].discard(variant)
-    await request.app.state.beat(changed=True)
+    await request.app.state.beats.beat(changed=True)
     return drained
 
 
@@ -143,7 +143,7 @@ async def set_concurrency(variant: str, body: ConcurrencyRequest, request: Reque
         raise NotFound(f"no instance of {variant!r} on this worker", variant=variant)
     previous, instance.concurrency = instance.concurrency, body.concurrency
     log.info("%s runs up to %d batch(es) at once (was %d)", variant, body.concurrency, previous)
-    await request.app.state.beat(changed=previous != body.concurrency)
+    await request.app.state.beats.beat(changed=previous != body.concurrency)
     return ConcurrencyOut(variant=variant, concurrency=body.concurrency, previous=previous)
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from infaas.policy.capacity import Observed, instance_capacity
+from infaas.policy.selection import InstanceState
 from infaas.schemas.variants import VariantProfile
 
 
@@ -46,7 +47,7 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    state: str
+    state: InstanceState
     reason: str
 
 

@@ -21,6 +21,7 @@ from infaas.clients.executor import OfflineExecutorClient
 from infaas.core.errors import InfaasError, InvalidInput
 from infaas.data import store
 from infaas.data.artifacts import ArtifactStore
+from infaas.data.heartbeats import beat_at, worker_from_hash
 from infaas.jobs.client import JobsClient
 from infaas.jobs.protocol import THROTTLE_KEY, ThrottleState, npz_bytes
 from infaas.jobs.schemas import TERMINAL_STATES, ChunkDone, ChunkRelease
@@ -97,12 +98,14 @@ def _pick_worker(ctx: ChunkContext, variant: str, throttle: ThrottleState) -> tu
     best: tuple[float, str, str] | None = None
     for wid in throttle.eligible:
         raw: dict[bytes, bytes] = ctx.redis.hgetall(store.worker_key(wid))  # type: ignore[assignment]
-        info = {store.text(k): store.text(v) for k, v in raw.items()}
-        if not info or info.get("hardware") != hardware:
+        if not raw:  # gone (its heartbeat expired)
             continue
-        if time.time() - float(info.get("heartbeat_at", "0")) > ctx.heartbeat_ttl_s:
+        try:
+            worker, at = worker_from_hash(wid, raw), beat_at(raw)
+        except ValueError:  # a record this version cannot read: not a worker to send rows to
             continue
-        utilization = float(info.get("utilization", "1"))
-        if best is None or utilization < best[0]:
-            best = (utilization, wid, info["url"])
+        if worker.hardware != hardware or time.time() - at > ctx.heartbeat_ttl_s:
+            continue
+        if best is None or worker.utilization < best[0]:
+            best = (worker.utilization, wid, worker.url)
     return None if best is None else (best[1], best[2])

@@ -10,10 +10,11 @@ import redis
 import redis.asyncio as aioredis
 
 from infaas.data import store
+from infaas.data.heartbeats import InstanceReport
 from infaas.policy.capacity import Observed
 from infaas.policy.selection import WorkerView
 from services.planner.loops.cluster import DRAINING_KEY, ClusterReader
-from tests.factories import variant_profile
+from tests.factories import instance_report, variant_profile
 
 TTL_S = 5.0
 
@@ -39,7 +40,7 @@ class Counting(aioredis.Redis):
         return pipe
 
 
-async def _beat(r: aioredis.Redis, wid: str, instances: dict[str, dict[str, Any]], at: float) -> None:
+async def _beat(r: aioredis.Redis, wid: str, instances: dict[str, InstanceReport], at: float) -> None:
     worker = WorkerView(id=wid, hardware="cpu", url=f"http://{wid}:1", cores=2, memory_bytes=1 << 30)
     await store.heartbeat(r, worker=worker, instances=instances, now=at, ttl_s=TTL_S)
 
@@ -54,8 +55,8 @@ async def test_an_unchanged_cluster_is_read_in_one_round_trip_and_what_appears_i
     try:
         store.publish_variants(sync, [variant_profile(id="m.a"), variant_profile(id="m.b")], notify=False)
         store.publish_parity(sync, variant_profile(id="m.parity", parity_k=2))
-        served = {"state": "active", "pending": 1, "served": 12.5, "mean_batch": 2.0, "busy": 0.4}
-        await _beat(client, "w1", {"m.a": served, "m.b": {"state": "loading"}}, now)
+        served = instance_report("active", pending=1, served=12.5, mean_batch=2.0, busy=0.4)
+        await _beat(client, "w1", {"m.a": served, "m.b": instance_report("loading")}, now)
         await client.set(store.offered_rows_key("m.a"), 40)
         await client.hset(store.demand_key("m"), mapping={"rows": 50, "queries": 45, "shed": 2})
         await client.sadd(DRAINING_KEY, "w1")
@@ -71,7 +72,11 @@ async def test_an_unchanged_cluster_is_read_in_one_round_trip_and_what_appears_i
         assert (first.workers, first.instances) == await store.read_live(client, now=now, ttl_s=TTL_S)
         # A hash whose values are long is a hashtable in Redis: its fields come back in no fixed order.
         assert sorted(i.variant_id for i in first.instances) == ["m.a", "m.b"]
-        assert first.observed == {("w1", "m.a"): Observed(served_rps=12.5, mean_batch=2.0, busy=0.4)}
+        # Every instance reports what it measured, a loading one nothing served yet.
+        assert first.observed == {
+            ("w1", "m.a"): Observed(served_rps=12.5, mean_batch=2.0, busy=0.4),
+            ("w1", "m.b"): Observed(),
+        }
         assert first.draining == {"w1"}
         assert first.beats == {"w1": now}
         assert first.rows == {"m.a": b"40", "m.b": None}
@@ -89,7 +94,7 @@ async def test_an_unchanged_cluster_is_read_in_one_round_trip_and_what_appears_i
 
         # A worker joins and a variant of a new model is published: read in the same tick.
         store.publish_variants(sync, [variant_profile(id="n.a", model="n")], notify=False)
-        await _beat(client, "w2", {"n.a": {"state": "active"}}, now + 1)
+        await _beat(client, "w2", {"n.a": instance_report("active")}, now + 1)
         client.sent = 0
         grown = await reader.read(client, now=now + 1)
         assert (grown.round_trips, client.sent) == (3, 3)  # the new model's demand is named by its variant

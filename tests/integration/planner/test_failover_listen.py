@@ -71,8 +71,10 @@ async def link(redis_url: str) -> AsyncIterator[Link]:
 
 
 async def beat(r: aioredis.Redis, worker: str, incarnation: str, at: float) -> None:
-    view = WorkerView(id=worker, hardware="cpu", url="http://127.0.0.1:1", cores=1, memory_bytes=1)
-    await store.heartbeat(r, worker=view, instances={}, now=at, ttl_s=TTL_S, incarnation=incarnation)
+    view = WorkerView(
+        id=worker, hardware="cpu", url="http://127.0.0.1:1", cores=1, memory_bytes=1, incarnation=incarnation
+    )
+    await store.heartbeat(r, worker=view, instances={}, now=at, ttl_s=TTL_S)
 
 
 def notice(worker: str, detector: str = "scheduler") -> FailureNotice:

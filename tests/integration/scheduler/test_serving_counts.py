@@ -10,6 +10,7 @@ from infaas.core.config import Settings
 from infaas.data import store
 from infaas.policy.selection import WorkerView
 from services.scheduler.app import EmbeddedScheduler
+from tests.factories import instance_report
 
 
 async def test_the_embedded_dispatcher_counts_the_usable_instances_of_live_workers(
@@ -28,7 +29,7 @@ async def test_the_embedded_dispatcher_counts_the_usable_instances_of_live_worke
             await store.heartbeat(
                 scheduler.redis,
                 worker=worker,
-                instances={vid: {"state": state} for vid, state in instances.items()},
+                instances={vid: instance_report(state) for vid, state in instances.items()},
                 now=now,
                 ttl_s=settings.heartbeat_ttl_s,
             )

@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from infaas.data import store
 from infaas.policy.selection import WorkerView
 from infaas.schemas.variants import VariantProfile
-from tests.factories import variant_profile
+from tests.factories import instance_report, variant_profile
 
 
 def profile(vid: str, p50: float, accuracy: float, app: str = "a") -> VariantProfile:
@@ -74,7 +74,7 @@ async def test_heartbeats_expire_and_carry_instances(redis_url: str) -> None:
         )
         now = time.time()
         await store.heartbeat(
-            client, worker=worker, instances={"v1": {"state": "active", "pending": 3}}, now=now, ttl_s=5
+            client, worker=worker, instances={"v1": instance_report("active", pending=3)}, now=now, ttl_s=5
         )
         workers, instances = await store.read_live(client, now=now + 1, ttl_s=5)
         assert workers == (worker,)
@@ -108,7 +108,7 @@ async def test_a_poll_that_expects_the_live_workers_reads_them_in_one_round_trip
 
     async def beat(wid: str, state: str) -> None:
         await store.heartbeat(
-            client, worker=worker(wid), instances={"v1": {"state": state}}, now=now, ttl_s=5
+            client, worker=worker(wid), instances={"v1": instance_report(state)}, now=now, ttl_s=5
         )
 
     def seen(live: store.LiveState) -> list[tuple[str, str]]:

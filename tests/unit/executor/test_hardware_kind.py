@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 from infaas.core.errors import Conflict
 from infaas.data.artifacts import LocalArtifactStore
-from services.executor.app import worker_utilization
+from services.executor.heartbeat import worker_utilization
 from services.executor.instances import InstanceHost
 from tests.factories import variant_profile
 
