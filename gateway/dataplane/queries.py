@@ -1,77 +1,96 @@
-"""Turning a request into the scheduler's `Query` (the gateway's hot path): a `/v1` body's fields checked
-(`parse_body`, `requirements`), the inputs checked against the target's signature (`tensors_for` for
-JSON batches, `arrays_for` for decoded OIP tensors), and one builder of the query for every transport
-(`build`; `from_json` for `/v1`)."""
+"""Turning a request into the scheduler's `Query` (the gateway's hot path): the fields a query states
+checked once for both transports (`stated`: a `/v1` body's, through `parse_body`, or an OIP request's
+parameters), the inputs checked against the target's signature (`tensors_for` for JSON batches,
+`arrays_for` for decoded OIP tensors), and one builder of the query for every transport (`build`;
+`from_json` for `/v1`). The fields themselves are declared in `infaas.clients.envelope.QUERY_FIELDS`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import orjson
 
-from infaas.clients.envelope import Query
+from infaas.clients.envelope import V1_FIELDS, Query
 from infaas.core.errors import BadRequest, InvalidInput
 from infaas.core.tasks import check_stated, one_task
 from infaas.policy.selection import Requirements
+from infaas.policy.slo_miss import RULES
 from infaas.schemas.api import MAX_LATENCY_MS, AppInternal, ModelInternal
+from infaas.schemas.selection import MAX_USER_CHARS
 from infaas.wire.tensors import Signature, check_array, coerce_batch
 
-_FIELDS = frozenset({"inputs", "latency_ms", "min_accuracy", "max_cost", "variant", "task", "user"})
+
+class Stated(NamedTuple):
+    """What a query states beside its inputs, checked: its requirements, a pinned variant, the task of
+    the models that may answer, and the user of a selection query."""
+
+    requirements: Requirements
+    variant: str | None = None
+    task: str | None = None
+    user: str | None = None
+
+
+def stated(fields: Mapping[str, Any]) -> Stated:
+    """The one check of the fields a query states (`QUERY_FIELDS` less `inputs`), for both transports:
+    each of its type and in its range, or absent; a violation is a 422 naming the field. Whether a
+    field applies to the query's target is its builder's to say (`from_json`, OIP's route)."""
+    variant, task, user = fields.get("variant"), fields.get("task"), fields.get("user")
+    if variant is not None and type(variant) is not str:
+        raise InvalidInput("variant must be a variant id (a string)", field="variant")
+    if user is not None and not (type(user) is str and 0 < len(user) <= MAX_USER_CHARS):
+        raise InvalidInput(f"user must be a string of 1..{MAX_USER_CHARS} characters", field="user")
+    return Stated(requirements(fields), variant, check_stated(task), user)
 
 
 def from_json(
     app: AppInternal,
     model: ModelInternal | None,
     data: dict[str, Any],
-    asked: Requirements,
+    asked: Stated,
     *,
     request_id: str,
     max_rows: int,
 ) -> Query:
     """A `/v1` query (its body as `parse_body` checked it) up to the `Query` for the app, or for `model`
     of that app."""
-    variant = data.get("variant")
-    if "user" in data:  # a selection query's field (gateway/selection/layer.py): never ignored silently
+    if asked.user is not None:  # a selection query's field (gateway/selection/layer.py): never ignored
         raise InvalidInput(
             f"user applies to apps with a selection policy; app {app.name!r} has none", field="user"
         )
-    if model is None:
-        if "variant" in data:
-            raise InvalidInput(
-                "pinning a variant is for named-model queries (POST /v1/models/{name}/infer)", field="variant"
-            )
-    elif variant is not None and not isinstance(variant, str):
-        raise InvalidInput("variant must be a variant id (a string)", field="variant")
+    if model is None and "variant" in data:
+        raise InvalidInput(
+            "pinning a variant is for named-model queries (POST /v1/models/{name}/infer)", field="variant"
+        )
     raw = data["inputs"]
     return build(
         app,
         model,
         lambda signature: tensors_for(signature, raw, max_rows=max_rows),
-        asked,
-        variant=variant,
+        asked.requirements,
+        variant=asked.variant,
         request_id=request_id,
-        task=data.get("task"),
+        task=asked.task,
     )
 
 
-def parse_body(body: bytes) -> tuple[dict[str, Any], Requirements]:
-    """A `/v1` query body's fields, and its requirements checked."""
+def parse_body(body: bytes) -> tuple[dict[str, Any], Stated]:
+    """A `/v1` query body's fields, and what they state checked."""
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise BadRequest("the body is not valid JSON", reason=str(exc)[:200]) from exc
     if not isinstance(data, dict):
         raise InvalidInput("the body must be a JSON object with 'inputs'")
-    unknown = set(data) - _FIELDS
+    unknown = data.keys() - V1_FIELDS
     if unknown:
-        raise InvalidInput(f"unknown fields: {sorted(unknown)}", allowed=sorted(_FIELDS))
+        raise InvalidInput(f"unknown fields: {sorted(unknown)}", allowed=sorted(V1_FIELDS))
     if "inputs" not in data:
         raise InvalidInput("missing 'inputs': a batch of rows")
-    return data, requirements(data)
+    return data, stated(data)
 
 
 def requirements(fields: Mapping[str, Any]) -> Requirements:
@@ -300,6 +319,6 @@ def _query(
         app.cache,
         app.prefer,
         variant,
-        app.default_output if app.slo_policy == "default" else None,
+        app.default_output if RULES[app.slo_policy].uses_default_output else None,
         task,
     )

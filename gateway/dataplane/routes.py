@@ -14,7 +14,7 @@ from starlette.routing import Route
 from gateway.dataplane import queries
 from gateway.deps import client_address, state_of
 from gateway.selection import layer as selection_layer
-from gateway.selection.layer import Selected, user_of
+from gateway.selection.layer import Selected
 from gateway.state import GatewayState
 from infaas.clients.envelope import Answer, Query
 from infaas.core.errors import Unavailable
@@ -31,7 +31,7 @@ async def app_query(
     data, asked = queries.parse_body(body)
     max_rows = state.settings.max_query_rows
     if target.selection.policy != "single" or target.selection.personalize:
-        return Selected(target, data["inputs"], asked, rid, user_of(data), max_rows)
+        return Selected(target, data["inputs"], asked.requirements, rid, asked.user, max_rows)
     return queries.from_json(target, None, data, asked, request_id=rid, max_rows=max_rows)
 
 

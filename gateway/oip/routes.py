@@ -37,10 +37,9 @@ from gateway.oip.schemas import (
 from gateway.state import GatewayState
 from gateway.ttl_cache import TTLCache
 from infaas.clients.base import principal_headers, raise_for_error, segment
-from infaas.clients.envelope import Answer
+from infaas.clients.envelope import OIP_PARAMETERS, Answer
 from infaas.core.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from infaas.http.app import request_id
-from infaas.policy.selection import Requirements
 from infaas.schemas.api import NAME_PATTERN, AppInternal, ModelInternal, Principal
 from infaas.schemas.pipelines import Pipeline
 from infaas.wire.tensors import Signature, TensorSpec
@@ -53,7 +52,6 @@ _PLATFORMS = {
     "torchscript": "pytorch_libtorch",
     "torch_export": "pytorch_libtorch",
 }
-_QUERY_PARAMETERS = frozenset({"latency_ms", "min_accuracy", "max_cost", "variant", "task"})
 # MLServer's clients tag requests with a codec hint; tensors are decoded by their datatype here.
 _IGNORED_PARAMETERS = frozenset({"content_type"})
 
@@ -275,16 +273,16 @@ async def infer(
     req = oip_codec.parse_request(json_part, binary, orjson.loads)
     if pipeline is not None:
         return await oip_pipelines.infer(state, principal, pipeline, req, request_id=request_id(request))
-    wanted, variant = _requirements(req.parameters, model_less=model is None)
+    asked = _stated(req.parameters, model_less=model is None)
     max_rows = state.settings.max_query_rows
     query = queries.build(
         app,
         model,
         lambda signature: queries.arrays_for(signature, req.inputs, max_rows=max_rows),
-        wanted,
-        variant=variant,
+        asked.requirements,
+        variant=asked.variant,
         request_id=request_id(request),
-        task=req.parameters.get("task"),
+        task=asked.task,
     )
     answer = await state.scheduler.infer(query)
     return _response(m, req, answer, _output_specs(model, app, answer.model))
@@ -297,19 +295,18 @@ async def _pipeline(state: GatewayState, principal: Principal, name: str) -> Pip
         raise NotFound(f"no model, app or pipeline named {name!r}", name=name) from None
 
 
-def _requirements(params: dict[str, Any], *, model_less: bool) -> tuple[Requirements, str | None]:
-    """The request parameters' requirements (checked as `/v1` checks its fields) and pinned variant."""
-    unknown = set(params) - _QUERY_PARAMETERS - _IGNORED_PARAMETERS
+def _stated(params: dict[str, Any], *, model_less: bool) -> queries.Stated:
+    """What the request parameters state, checked as `/v1` checks its fields (`queries.stated`)."""
+    unknown = params.keys() - OIP_PARAMETERS - _IGNORED_PARAMETERS
     if unknown:
         raise InvalidInput(
             f"unknown request parameters: {sorted(unknown)}",
-            allowed=sorted(_QUERY_PARAMETERS | _IGNORED_PARAMETERS | {"binary_data_output"}),
+            allowed=sorted(OIP_PARAMETERS | _IGNORED_PARAMETERS | {"binary_data_output"}),
         )
-    checked = queries.requirements(params)
-    variant = params.get("variant")
-    if variant is not None and (model_less or not isinstance(variant, str)):
+    asked = queries.stated(params)
+    if asked.variant is not None and model_less:
         raise InvalidInput("variant pins a variant id on a named-model query only", field="variant")
-    return checked, variant
+    return asked
 
 
 def _output_specs(model: ModelInternal | None, app: AppInternal, answered_by: str) -> dict[str, str]:

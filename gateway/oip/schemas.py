@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from infaas.clients.envelope import oip_parameters_schema
 
 Datatype = Literal[
     "BOOL",
@@ -103,34 +105,23 @@ class RequestOutput(BaseModel):
     parameters: RequestedOutputParameters | None = None
 
 
-class InferenceRequestParameters(BaseModel):
-    """Requirements of the query (model-less on an app, or on a named model) and answer options."""
+InferenceRequestParameters = oip_parameters_schema(
+    "InferenceRequestParameters",
+    "Requirements of the query (model-less on an app, or on a named model) and answer options.",
+    binary_data_output=(bool | None, Field(None, description="Answer every output as binary data.")),
+)
+"""The query fields the protocol takes (`infaas.clients.envelope.QUERY_FIELDS`) and its own option."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    latency_ms: float | None = Field(None, gt=0, description="Latency SLO; the app's default when omitted.")
-    min_accuracy: float | None = Field(None, ge=0, le=1, description="Lowest acceptable accuracy.")
-    max_cost: float | None = Field(
-        None,
-        ge=0,
-        description="Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.",
-    )
-    variant: str | None = Field(None, description="Named-model queries only: run exactly this variant.")
-    task: Literal["classification", "regression"] | None = Field(
-        None,
-        description="Answer with a model of this task. Needed by a model-less query only where the app "
-        "has models of several tasks that take its inputs.",
-    )
-    binary_data_output: bool | None = Field(None, description="Answer every output as binary data.")
-
-
-class InferenceRequest(BaseModel):
-    id: str | None = Field(None, description="Echoed in the answer.")
-    parameters: InferenceRequestParameters | None = None
-    inputs: list[RequestInput]
-    outputs: list[RequestOutput] | None = Field(
-        None, description="Which outputs to answer; all when omitted."
-    )
+InferenceRequest: type[BaseModel] = create_model(  # published in the OpenAPI document; parsed by hand
+    "InferenceRequest",
+    id=(str | None, Field(None, description="Echoed in the answer.")),
+    parameters=(InferenceRequestParameters | None, None),  # type: ignore[arg-type]
+    inputs=(list[RequestInput], ...),
+    outputs=(
+        list[RequestOutput] | None,
+        Field(None, description="Which outputs to answer; all when omitted."),
+    ),
+)
 
 
 class InferenceResponseParameters(BaseModel):

@@ -20,12 +20,12 @@ from gateway.dataplane import queries
 from gateway.selection import heads, metrics
 from gateway.selection.store import SelectionStore
 from infaas.clients.envelope import Answer, Query
-from infaas.core.errors import DeadlineExceeded, InfaasError, InvalidInput, Unavailable
+from infaas.core.errors import DeadlineExceeded, InfaasError, Unavailable
 from infaas.policy.bandits import BanditConfig, Combined, combine, exp3_select, labels_of
 from infaas.policy.personalization import Head, features
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import AppInternal, ModelInternal
-from infaas.schemas.selection import MAX_USER_CHARS, HeadReport, QueryRecord
+from infaas.schemas.selection import HeadReport, QueryRecord
 
 Dispatch = Callable[[Query], Awaitable[Answer]]
 
@@ -40,13 +40,6 @@ class Selected:
     request_id: str
     user: str | None
     max_rows: int
-
-
-def user_of(data: dict[str, Any]) -> str | None:
-    user = data.get("user")
-    if user is not None and not (isinstance(user, str) and 0 < len(user) <= MAX_USER_CHARS):
-        raise InvalidInput(f"user must be a string of 1..{MAX_USER_CHARS} characters", field="user")
-    return user
 
 
 def selected_models(app: AppInternal) -> list[ModelInternal]:

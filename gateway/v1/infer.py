@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request, Response
 from gateway.dataplane.routes import APP_QUERY, MODEL_QUERY, answer_query
 from gateway.deps import AuthHeader
 from gateway.v1.passthrough import ERRORS
-from infaas.schemas.api import InferRequest, InferResponse
+from infaas.clients.envelope import InferRequest, InferResponse
 
 router = APIRouter()  # the templates come whole from the route table
 

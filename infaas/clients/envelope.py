@@ -1,5 +1,14 @@
-"""What the gateway hands the scheduler (`Query`) and what it gets back (`Answer`), and — in this one
-place — their binary frames (`infaas.wire.frames`) for a scheduler that runs as its own service.
+"""The query between the gateway and the scheduler: the fields a caller may state (`QUERY_FIELDS`, the one
+declaration of them), what the gateway hands the scheduler (`Query`) and what it gets back (`Answer`),
+and — in this one place — their binary frames (`infaas.wire.frames`) for a scheduler that runs as its
+own service.
+
+`QUERY_FIELDS` is where a query field is declared: the `/v1` body's fields (`V1_FIELDS`), the Open
+Inference Protocol's request parameters (`OIP_PARAMETERS`), the request schemas the OpenAPI document
+publishes (`InferRequest`, `oip_parameters_schema`) and so the generated SDK all derive from it
+(tests/unit/gateway/test_query_fields.py fails when one drifts). A new field is an entry here and an
+attribute of `Query` (with its frame key below), its check where the gateway builds queries
+(`gateway/dataplane/queries.py`), and its use in the scheduler: three files and the regenerated SDK.
 
 The gateway builds a `Query` once, at the edge (`gateway/dataplane/queries.py`), and every hop after
 reads its attributes; the scheduler returns an `Answer` (outputs as arrays, and what it did) that each
@@ -13,18 +22,163 @@ but built at tuple speed (a frozen dataclass sets each field through `object.__s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
+from pydantic import BaseModel, Field, create_model
 
 from infaas.core.errors import BadRequest
 from infaas.core.tasks import TASKS
 from infaas.policy.selection import Requirements
-from infaas.schemas.api import Prefer, SloPolicy
+from infaas.schemas.api import MAX_LATENCY_MS, Prefer, SloPolicy
+from infaas.schemas.selection import MAX_USER_CHARS, SelectionReport
 from infaas.wire.frames import decode_frame, encode_frame
 
 FRAME_TYPE = "application/x-infaas-frame"
 """Content type of a query or answer frame between the gateway and a scheduler service."""
+
+
+@dataclass(frozen=True)
+class QueryField:
+    """One field a caller may state in a query: its schema, and whether the Open Inference Protocol
+    takes it as a request parameter (its tensors travel apart, so `inputs` is `/v1`'s only)."""
+
+    name: str
+    annotation: Any
+    info: Any
+    """Its pydantic `Field(...)` (typed as its default by pydantic, a `FieldInfo` in fact)."""
+    oip: bool
+
+
+QUERY_FIELDS: tuple[QueryField, ...] = (
+    QueryField(
+        "inputs",
+        list[Any] | dict[str, list[Any]],
+        Field(description="A batch: nested lists (one input) or {input name: nested lists}."),
+        oip=False,
+    ),
+    QueryField(
+        "latency_ms",
+        float | None,
+        Field(
+            None,
+            gt=0,
+            le=MAX_LATENCY_MS,
+            description="Latency SLO of this query; the app's default when omitted.",
+        ),
+        oip=True,
+    ),
+    QueryField(
+        "min_accuracy",
+        float | None,
+        Field(None, ge=0, le=1, description="Lowest acceptable accuracy; the app's default when omitted."),
+        oip=True,
+    ),
+    QueryField(
+        "max_cost",
+        float | None,
+        Field(
+            None,
+            ge=0,
+            description="Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.",
+        ),
+        oip=True,
+    ),
+    QueryField(
+        "variant",
+        str | None,
+        Field(
+            None, description="Named-model queries only: run exactly this variant (for benchmarks and tests)."
+        ),
+        oip=True,
+    ),
+    QueryField(
+        "task",
+        Literal["classification", "regression"] | None,
+        Field(
+            None,
+            description="Answer with a model of this task. Needed by a model-less query only where the app "
+            "has models of several tasks that take its inputs; a named-model query's is its model's.",
+        ),
+        oip=True,
+    ),
+    QueryField(
+        "user",
+        str | None,
+        Field(
+            None,
+            min_length=1,
+            max_length=MAX_USER_CHARS,
+            description="Apps with a selection policy only: the end user the answer is for (Velox's "
+            "personalization learns a head per user from the feedback on their queries).",
+        ),
+        oip=False,
+    ),
+)
+"""The fields of a query, in the order the documents list them."""
+
+V1_FIELDS = frozenset(f.name for f in QUERY_FIELDS)
+"""What a `/v1` query body may hold."""
+OIP_PARAMETERS = frozenset(f.name for f in QUERY_FIELDS if f.oip)
+"""The query fields an Open Inference Protocol request takes in its `parameters`."""
+
+InferRequest: type[BaseModel] = create_model(  # published in the OpenAPI document; parsed by hand
+    "InferRequest",
+    __doc__="A query: a batch of inputs plus what the answer must achieve.",
+    **{f.name: (f.annotation, f.info) for f in QUERY_FIELDS},  # type: ignore[call-overload]
+)
+
+
+class QueryLatency(BaseModel):
+    queue: float = Field(description="From the dispatcher's sending to the worker picking it up (ms).")
+    compute: float = Field(description="The run of the batch it was in (ms).")
+    total: float = Field(description="From the query's arrival at the dispatcher to its answer (ms).")
+
+
+class FailoverNote(BaseModel):
+    from_: str = Field(alias="from", description="The variant the failed worker served.")
+    reason: str = Field(description="Why this variant answers instead: the failover step that placed it.")
+
+
+class InferResponse(BaseModel):
+    """A `/v1` answer: an `Answer` as `gateway/dataplane/routes.py` renders it, or, for an app with a
+    selection policy, the selection layer's combination (gateway/selection/layer.py)."""
+
+    outputs: dict[str, list[Any]]
+    model: str
+    variant: str
+    worker: str
+    hardware: str
+    latency_ms: QueryLatency = Field(
+        description="What the query's answer took, measured (its SLO went in as latency_ms)."
+    )
+    slo_met: bool | None = Field(description="Whether total latency met the SLO; null when none was set.")
+    cached: bool = Field(False, description="Answered from the prediction cache.")
+    default: bool = Field(False, description="The SLO was missed and the app's default output answered.")
+    reason: str = Field(description="Why this variant was chosen, and what happened.")
+    request_id: str
+    failover: FailoverNote | None = Field(
+        None, description="Set when a fallback variant answered because the worker serving the app failed."
+    )
+    reconstructed: bool = Field(
+        False,
+        description="The outputs were decoded from the query's coding group's parity model output (app "
+        "redundancy parity), because that came before the query's own answer: an approximation, never "
+        "cached.",
+    )
+    selection: SelectionReport | None = Field(
+        None, description="Apps with a selection policy: which models answered and how they were combined."
+    )
+
+
+def oip_parameters_schema(name: str, doc: str, **more: tuple[Any, Any]) -> type[BaseModel]:
+    """The schema of an OIP request's `parameters`: the query fields it takes, and `more` of the
+    protocol's own (gateway/oip/schemas.py)."""
+    fields = {f.name: (f.annotation, f.info) for f in QUERY_FIELDS if f.oip}
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        name, __doc__=doc, __config__={"extra": "forbid"}, **fields, **more
+    )
 
 
 class Query(NamedTuple):

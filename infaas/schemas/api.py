@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from infaas.schemas.parity import Redundancy
@@ -81,13 +81,9 @@ class AppCreate(Strict):
         "a model below this. 0: nothing is loaded until the first query.",
     )
 
+    # Whether the policy needs `default_output` is the policy's rule (`infaas.policy.slo_miss`), which
+    # the registry checks on create and on change (services/registry/service.py `check_slo_policy`).
     _output_is_finite = field_validator("default_output")(_finite_json)
-
-    @model_validator(mode="after")
-    def _default_needs_output(self) -> AppCreate:
-        if self.slo_policy == "default" and not self.default_output:
-            raise ValueError("slo_policy 'default' needs default_output")
-        return self
 
 
 class AppUpdate(Strict):
@@ -391,63 +387,6 @@ class VariantReport(Strict):
     interference: list[ConcurrencyPoint] | None = None
     cost_per_s: float | None = None
     cost_per_query: float | None = None
-
-
-class InferRequest(BaseModel):
-    """A query: a batch of inputs plus what the answer must achieve."""
-
-    inputs: list[Any] | dict[str, list[Any]] = Field(
-        description="A batch: nested lists (one input) or {input name: nested lists}."
-    )
-    latency_ms: float | None = Field(None, gt=0, description="Latency SLO for this query.")
-    min_accuracy: float | None = Field(None, ge=0, le=1, description="Lowest acceptable accuracy.")
-    max_cost: float | None = Field(
-        None,
-        ge=0,
-        description="Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.",
-    )
-    variant: str | None = Field(
-        None, description="Named-model queries only: run exactly this variant (for benchmarks and tests)."
-    )
-    task: Literal["classification", "regression"] | None = Field(
-        None,
-        description="Answer with a model of this task. Needed by a model-less query only where the app "
-        "has models of several tasks that take its inputs; a named-model query's is its model's.",
-    )
-
-
-class QueryLatency(BaseModel):
-    queue: float
-    compute: float
-    total: float
-
-
-class FailoverNote(BaseModel):
-    from_: str = Field(alias="from", description="The variant the failed worker served.")
-    reason: str = Field(description="Why this variant answers instead: the failover step that placed it.")
-
-
-class InferResponse(BaseModel):
-    outputs: dict[str, list[Any]]
-    model: str
-    variant: str
-    worker: str
-    hardware: str
-    latency_ms: QueryLatency
-    slo_met: bool | None = Field(description="Whether total latency met the SLO; null when none was set.")
-    cached: bool = Field(False, description="Answered from the prediction cache.")
-    default: bool = Field(False, description="The SLO was missed and the app's default output answered.")
-    reason: str = Field(description="Why this variant was chosen, and what happened.")
-    request_id: str
-    failover: FailoverNote | None = Field(
-        None, description="Set when a fallback variant answered because the worker serving the app failed."
-    )
-    reconstructed: bool = Field(
-        False,
-        description="The outputs were decoded from the query's coding group's parity model output (app "
-        "redundancy parity), because that came before the query's own answer: an approximation, never "
-        "cached.",
-    )
 
 
 class ErrorDetail(BaseModel):

@@ -84,6 +84,28 @@ class HeadReport(BaseModel):
     stale: bool = Field(description="It runs worse than the bare model by more than the margin.")
 
 
+class MissingModel(BaseModel):
+    model: str
+    reason: str = Field(description="Why its answer is not in the combination (late, failed).")
+
+
+class SelectionReport(BaseModel):
+    """What the selection layer did for one query (the `selection` of its `/v1` answer)."""
+
+    policy: SelectionPolicy
+    user: str | None = Field(description="The end user the query named, if any.")
+    models: list[str] = Field(description="The models selected among.")
+    answered: list[str] = Field(description="The models whose answers were combined.")
+    missing: list[MissingModel] = Field(description="Models sent the query whose answers are not in it.")
+    chosen: str | None = Field(description="Exp3: the model the bandit drew for this query.")
+    probability: float | None = Field(description="Exp3: the probability it was drawn with.")
+    weights: dict[str, float] = Field(description="The selection's weights per model when it answered.")
+    labels: list[int] = Field(description="The combined label of each row.")
+    confidence: list[float] = Field(description="Per row, the fraction of answering models that agree.")
+    feedback: str = Field(description="Where to send the true labels of this query's rows.")
+    personalized: HeadReport | None = Field(description="The user's head, when it personalized the answer.")
+
+
 class FeedbackResult(BaseModel):
     query_id: str
     accuracy: float = Field(description="The fraction of the query's rows the answer got right.")

@@ -24,6 +24,7 @@ from infaas.data import store
 from infaas.data.artifacts import ArtifactStore, digest_of
 from infaas.data.db import ApiKeyRow, AppRow, ModelRow, ParityModelRow, VariantRow, WorkerRow, utcnow
 from infaas.data.events import event_row
+from infaas.policy.slo_miss import rule
 from infaas.runtimes.hardware import KINDS
 from infaas.schemas.api import (
     AppCreate,
@@ -91,8 +92,15 @@ def app_for(session: Session, principal: Principal, name: str) -> AppRow:
     return app
 
 
+def check_slo_policy(policy: str, default_output: object) -> None:
+    """An SLO policy that answers the app's default output needs one (`infaas.policy.slo_miss`)."""
+    if rule(policy).uses_default_output and not default_output:
+        raise InvalidInput(f"slo_policy {policy!r} needs default_output", field="default_output")
+
+
 def create_app(session: Session, principal: Principal, body: AppCreate) -> tuple[AppRow, str]:
     require_admin(principal)
+    check_slo_policy(body.slo_policy, body.default_output)
     if repo.app_by_name(session, body.name) is not None:
         raise Conflict(f"app {body.name!r} already exists", app=body.name)
     app = AppRow(
@@ -321,10 +329,8 @@ def update_app(
     is refused (422, nothing changed) when a model cannot have a parity model, and queues the trainings."""
     app = app_for(session, principal, name)
     changes = body.model_dump(exclude_unset=True)
-    policy = changes.get("slo_policy", app.slo_policy)
     output = changes.get("default_output", app.default_output)
-    if policy == "default" and not output:
-        raise InvalidInput("slo_policy 'default' needs default_output")
+    check_slo_policy(changes.get("slo_policy", app.slo_policy), output)
     if body.redundancy is not None:
         parity.check(session, app, body.redundancy, artifacts)
     if body.selection is not None:

@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 from gateway.selection import feedback
 from gateway.selection.layer import Selected, answer
 from gateway.selection.store import SelectionStore
+from infaas.clients.envelope import InferResponse
 from infaas.clients.envelope import Answer, Query
 from infaas.core.errors import Conflict, DeadlineExceeded, InvalidInput, NotFound, RequirementsUnmet
 from infaas.policy.selection import Requirements
@@ -67,6 +68,7 @@ async def ask(
     latency = kw.pop("latency_ms", None)
     selected = Selected(app, rows.tolist(), Requirements(latency), rid, kw.pop("user", None), 64)
     doc: dict[str, Any] = orjson.loads(await answer(selected, dispatch, store, timeout_s=5, **kw))
+    InferResponse.model_validate(doc)  # every selection answer is what the OpenAPI document says
     return doc
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import orjson
 import pytest
 
-from gateway.dataplane.queries import from_json, parse_body, requirements, tensors_for
+from gateway.dataplane.queries import Stated, from_json, parse_body, requirements, tensors_for
 from infaas.clients.envelope import Query
 from infaas.core.errors import BadRequest, InvalidInput
 from infaas.policy.selection import Requirements
@@ -62,13 +62,16 @@ def test_parse_body_accepts_a_query() -> None:
     body = orjson.dumps({"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8})
     assert parse_body(body) == (
         {"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8},
-        Requirements(latency_ms=20, min_accuracy=0.8),
+        Stated(Requirements(latency_ms=20, min_accuracy=0.8)),
     )
 
 
 @pytest.mark.parametrize("accuracy", [0, 0.0, 1, 1.0, None])
 def test_parse_body_accuracy_bounds_are_inclusive(accuracy: float | None) -> None:
-    assert parse_body(orjson.dumps({"inputs": [], "min_accuracy": accuracy}))[1].min_accuracy == accuracy
+    assert (
+        parse_body(orjson.dumps({"inputs": [], "min_accuracy": accuracy}))[1].requirements.min_accuracy
+        == accuracy
+    )
 
 
 @pytest.mark.parametrize("body", [b"{not json", b"", b'{"inputs": [1,', b"\xff\xfe"])

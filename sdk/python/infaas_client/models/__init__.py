@@ -67,6 +67,7 @@ from .list_variants_status_type_0 import ListVariantsStatusType0
 from .load_point import LoadPoint
 from .metadata_tensor import MetadataTensor
 from .metadata_tensor_datatype import MetadataTensorDatatype
+from .missing_model import MissingModel
 from .model import Model
 from .model_accepted import ModelAccepted
 from .model_accepted_status import ModelAcceptedStatus
@@ -97,6 +98,9 @@ from .response_output import ResponseOutput
 from .response_output_datatype import ResponseOutputDatatype
 from .selection import Selection
 from .selection_policy import SelectionPolicy
+from .selection_report import SelectionReport
+from .selection_report_policy import SelectionReportPolicy
+from .selection_report_weights import SelectionReportWeights
 from .server_live import ServerLive
 from .server_metadata import ServerMetadata
 from .server_ready import ServerReady
@@ -181,6 +185,7 @@ __all__ = (
     "LoadPoint",
     "MetadataTensor",
     "MetadataTensorDatatype",
+    "MissingModel",
     "Model",
     "ModelAccepted",
     "ModelAcceptedStatus",
@@ -211,6 +216,9 @@ __all__ = (
     "ResponseOutputDatatype",
     "Selection",
     "SelectionPolicy",
+    "SelectionReport",
+    "SelectionReportPolicy",
+    "SelectionReportWeights",
     "ServerLive",
     "ServerMetadata",
     "ServerReady",

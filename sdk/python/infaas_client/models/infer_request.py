@@ -29,11 +29,13 @@ class InferRequest:
 
         Attributes:
             inputs (InferRequestInputsType1 | list[Any]): A batch: nested lists (one input) or {input name: nested lists}.
-            latency_ms (float | None | Unset): Latency SLO for this query.
+            latency_ms (float | None | Unset): Latency SLO of this query; the app's default when omitted.
             max_cost (float | None | Unset): Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.
-            min_accuracy (float | None | Unset): Lowest acceptable accuracy.
+            min_accuracy (float | None | Unset): Lowest acceptable accuracy; the app's default when omitted.
             task (InferRequestTaskType0 | None | Unset): Answer with a model of this task. Needed by a model-less query only
                 where the app has models of several tasks that take its inputs; a named-model query's is its model's.
+            user (None | str | Unset): Apps with a selection policy only: the end user the answer is for (Velox's
+                personalization learns a head per user from the feedback on their queries).
             variant (None | str | Unset): Named-model queries only: run exactly this variant (for benchmarks and tests).
      """
 
@@ -42,6 +44,7 @@ class InferRequest:
     max_cost: float | None | Unset = UNSET
     min_accuracy: float | None | Unset = UNSET
     task: InferRequestTaskType0 | None | Unset = UNSET
+    user: None | str | Unset = UNSET
     variant: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -86,6 +89,12 @@ class InferRequest:
         else:
             task = self.task
 
+        user: None | str | Unset
+        if isinstance(self.user, Unset):
+            user = UNSET
+        else:
+            user = self.user
+
         variant: None | str | Unset
         if isinstance(self.variant, Unset):
             variant = UNSET
@@ -106,6 +115,8 @@ class InferRequest:
             field_dict["min_accuracy"] = min_accuracy
         if task is not UNSET:
             field_dict["task"] = task
+        if user is not UNSET:
+            field_dict["user"] = user
         if variant is not UNSET:
             field_dict["variant"] = variant
 
@@ -187,6 +198,16 @@ class InferRequest:
         task = _parse_task(d.pop("task", UNSET))
 
 
+        def _parse_user(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        user = _parse_user(d.pop("user", UNSET))
+
+
         def _parse_variant(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -203,6 +224,7 @@ class InferRequest:
             max_cost=max_cost,
             min_accuracy=min_accuracy,
             task=task,
+            user=user,
             variant=variant,
         )
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
   from ..models.failover_note import FailoverNote
   from ..models.infer_response_outputs import InferResponseOutputs
   from ..models.query_latency import QueryLatency
+  from ..models.selection_report import SelectionReport
 
 
 
@@ -26,7 +27,9 @@ T = TypeVar("T", bound="InferResponse")
 
 @_attrs_define
 class InferResponse:
-    """ 
+    """ A `/v1` answer: an `Answer` as `gateway/dataplane/routes.py` renders it, or, for an app with a
+    selection policy, the selection layer's combination (gateway/selection/layer.py).
+
         Attributes:
             hardware (str):
             latency_ms (QueryLatency):
@@ -44,6 +47,8 @@ class InferResponse:
             reconstructed (bool | Unset): The outputs were decoded from the query's coding group's parity model output (app
                 redundancy parity), because that came before the query's own answer: an approximation, never cached. Default:
                 False.
+            selection (None | SelectionReport | Unset): Apps with a selection policy: which models answered and how they
+                were combined.
      """
 
     hardware: str
@@ -59,6 +64,7 @@ class InferResponse:
     default: bool | Unset = False
     failover: FailoverNote | None | Unset = UNSET
     reconstructed: bool | Unset = False
+    selection: None | SelectionReport | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -69,6 +75,7 @@ class InferResponse:
         from ..models.failover_note import FailoverNote # noqa: PLC0415
         from ..models.infer_response_outputs import InferResponseOutputs # noqa: PLC0415
         from ..models.query_latency import QueryLatency # noqa: PLC0415
+        from ..models.selection_report import SelectionReport # noqa: PLC0415
         hardware = self.hardware
 
         latency_ms = self.latency_ms.to_dict()
@@ -102,6 +109,14 @@ class InferResponse:
 
         reconstructed = self.reconstructed
 
+        selection: dict[str, Any] | None | Unset
+        if isinstance(self.selection, Unset):
+            selection = UNSET
+        elif isinstance(self.selection, SelectionReport):
+            selection = self.selection.to_dict()
+        else:
+            selection = self.selection
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -124,6 +139,8 @@ class InferResponse:
             field_dict["failover"] = failover
         if reconstructed is not UNSET:
             field_dict["reconstructed"] = reconstructed
+        if selection is not UNSET:
+            field_dict["selection"] = selection
 
         return field_dict
 
@@ -134,6 +151,7 @@ class InferResponse:
         from ..models.failover_note import FailoverNote # noqa: PLC0415
         from ..models.infer_response_outputs import InferResponseOutputs # noqa: PLC0415
         from ..models.query_latency import QueryLatency # noqa: PLC0415
+        from ..models.selection_report import SelectionReport # noqa: PLC0415
         d = dict(src_dict)
         hardware = d.pop("hardware")
 
@@ -191,6 +209,26 @@ class InferResponse:
 
         reconstructed = d.pop("reconstructed", UNSET)
 
+        def _parse_selection(data: object) -> None | SelectionReport | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                selection_type_0 = SelectionReport.from_dict(data)
+
+
+
+                return selection_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SelectionReport | Unset, data)
+
+        selection = _parse_selection(d.pop("selection", UNSET))
+
+
         infer_response = cls(
             hardware=hardware,
             latency_ms=latency_ms,
@@ -205,6 +243,7 @@ class InferResponse:
             default=default,
             failover=failover,
             reconstructed=reconstructed,
+            selection=selection,
         )
 
 

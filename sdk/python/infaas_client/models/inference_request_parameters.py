@@ -27,12 +27,13 @@ class InferenceRequestParameters:
 
         Attributes:
             binary_data_output (bool | None | Unset): Answer every output as binary data.
-            latency_ms (float | None | Unset): Latency SLO; the app's default when omitted.
+            latency_ms (float | None | Unset): Latency SLO of this query; the app's default when omitted.
             max_cost (float | None | Unset): Cost cap in $ for this query: a variant's profiled $ per row × the rows sent.
-            min_accuracy (float | None | Unset): Lowest acceptable accuracy.
+            min_accuracy (float | None | Unset): Lowest acceptable accuracy; the app's default when omitted.
             task (InferenceRequestParametersTaskType0 | None | Unset): Answer with a model of this task. Needed by a model-
-                less query only where the app has models of several tasks that take its inputs.
-            variant (None | str | Unset): Named-model queries only: run exactly this variant.
+                less query only where the app has models of several tasks that take its inputs; a named-model query's is its
+                model's.
+            variant (None | str | Unset): Named-model queries only: run exactly this variant (for benchmarks and tests).
      """
 
     binary_data_output: bool | None | Unset = UNSET

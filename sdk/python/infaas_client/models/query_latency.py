@@ -22,9 +22,9 @@ T = TypeVar("T", bound="QueryLatency")
 class QueryLatency:
     """ 
         Attributes:
-            compute (float):
-            queue (float):
-            total (float):
+            compute (float): The run of the batch it was in (ms).
+            queue (float): From the dispatcher's sending to the worker picking it up (ms).
+            total (float): From the query's arrival at the dispatcher to its answer (ms).
      """
 
     compute: float
