@@ -6,7 +6,7 @@ another variant, or the progressive failover's small or chosen cold backup) → 
 since}` — and removes it when the failed variant serves again or the fallback is gone. Each change is
 announced on the store's invalidation channel (`CHANGED`): schedulers re-read the whole hash then (it holds
 a field per failed-over variant: a handful), not on a timer, and stamp each answer from a marked variant
-with `failover: {from, reason}` (services/scheduler/failovers.py), one dict look-up per answer.
+with `failover: {from, reason}` (services/scheduler/failover_marks.py), one dict look-up per answer.
 """
 
 from __future__ import annotations

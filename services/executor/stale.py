@@ -2,8 +2,8 @@
 
 A deleted model's variants leave the store (`store.remove_variants`), but its instances stayed loaded
 on every executor, holding memory, and a model registered again under the same name reuses its variant
-ids: its queries went to the old weights. Queries carry the artifact they mean (`digest` in the frame
-header; `serving.other_artifact` refuses the others) and a load replaces an instance of another
+ids: its queries went to the old weights. Orders carry the artifact they mean (`Order.digest`;
+`serving.other_artifact` refuses the others) and a load replaces an instance of another
 artifact; this sweep is what frees the memory and keeps every reader of the heartbeats right.
 
 Each heartbeat reads the published profile of every loaded variant (one round trip). An instance is

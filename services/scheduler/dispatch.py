@@ -11,7 +11,6 @@ import uuid
 from collections import Counter
 from typing import Any
 
-import numpy as np
 import redis.asyncio as aioredis
 
 from infaas.clients.envelope import Answer, Query
@@ -31,10 +30,8 @@ from infaas.metrics.buffer import BUFFER
 from infaas.policy.selection import (
     CandidateIndex,
     Decision,
-    Requirements,
     Snapshot,
     WorkerView,
-    accurate_enough,
     get_variant,
 )
 from infaas.policy.slo_miss import RULES, wait_for
@@ -47,7 +44,7 @@ from services.scheduler.failures import Failover
 from services.scheduler.gate import AdmissionGate
 from services.scheduler.loads import ColdLoads
 from services.scheduler.parity import ParityCoder
-from services.scheduler.prediction_cache import CachedAnswer, PredictionCache, input_digest
+from services.scheduler.prediction_cache import PredictionCache, input_digest, usable
 from services.scheduler.push import WorkerLost
 from services.scheduler.replies import Replies
 from services.scheduler.sending import Sender
@@ -194,7 +191,7 @@ class Dispatcher:
         key = None
         if query.cache:
             key = PredictionCache.key(variant.model, input_digest(inputs))
-            hit = self._usable(self.cache.get(key), req, rows, query.variant)
+            hit = usable(self.cache.get(key), self.snapshot.snapshot.variants, req, rows, query.variant)
             BUFFER.inc(metrics.CACHE_HIT if hit is not None else metrics.CACHE_MISS)
             if hit is not None:
                 return answer(
@@ -400,21 +397,3 @@ class Dispatcher:
             )
         log.info("re-dispatching a query of %s: %s", vid, redirected[-1])
         return self._decide(query, rows)
-
-    def _usable(
-        self, hit: CachedAnswer | None, req: Requirements, rows: int, pinned: str | None
-    ) -> tuple[Decision, dict[str, np.ndarray]] | None:
-        """A cached answer counts only if the variant that computed it meets this query's accuracy (its
-        model's reference floor included) and cost (another variant of the model may have been chosen
-        since), and is the very variant a pinned query names (its caller asked for that variant's own
-        answer); the answer then names it."""
-        if hit is None or (pinned is not None and hit.variant != pinned):
-            return None
-        computed_by = self.snapshot.snapshot.variants.get(hit.variant)
-        if computed_by is None or computed_by.artifact_digest != hit.digest:
-            return None  # gone, or its model registered again since: another artifact under its id
-        if not accurate_enough(computed_by, req):
-            return None
-        if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
-            return None
-        return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs

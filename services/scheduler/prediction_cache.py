@@ -23,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 import orjson
 
+from infaas.policy.selection import Decision, Requirements, accurate_enough
+from infaas.schemas.variants import VariantProfile
 from infaas.wire.frames import decode_frame, encode_frame
 
 ENTRY_OVERHEAD = 256
@@ -95,3 +97,26 @@ class PredictionCache:
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+def usable(
+    hit: CachedAnswer | None,
+    variants: Mapping[str, VariantProfile],
+    req: Requirements,
+    rows: int,
+    pinned: str | None,
+) -> tuple[Decision, dict[str, np.ndarray]] | None:
+    """A cached answer counts only if the variant that computed it (one of `variants`, the snapshot's)
+    meets this query's accuracy (its model's reference floor included) and cost (another variant of
+    the model may have been chosen since), and is the very variant a pinned query names (its caller
+    asked for that variant's own answer); the answer then names it."""
+    if hit is None or (pinned is not None and hit.variant != pinned):
+        return None
+    computed_by = variants.get(hit.variant)
+    if computed_by is None or computed_by.artifact_digest != hit.digest:
+        return None  # gone, or its model registered again since: another artifact under its id
+    if not accurate_enough(computed_by, req):
+        return None
+    if req.max_cost is not None and computed_by.cost_per_query * rows > req.max_cost:
+        return None
+    return Decision(computed_by, "active", None, "answered from the prediction cache"), hit.outputs

@@ -5,7 +5,7 @@ invalidation, and when the registry's publication token changes (a republication
 data: the invalidation may have been missed while the subscription was down). Workers and instances
 change often: they are re-read every `interval` and whenever an executor announces a change; a worker
 whose heartbeat vanished is kept for a while (`liveness.py`), and one declared failed leaves at once
-(`drop_failed`). The planner's failover marks (`failovers.py`) are re-read when it announces a change,
+(`drop_failed`). The planner's failover marks (`failover_marks.py`) are re-read when it announces a change,
 and every `FAILOVER_RECHECK_S` in case an announcement was missed. A query then decides from memory, with
 no Redis round trip.
 """
@@ -25,7 +25,7 @@ from infaas.data import failover_marks, store
 from infaas.policy.selection import USABLE_STATES, CandidateIndex, InstanceView, Snapshot, WorkerView
 from infaas.schemas.variants import VariantProfile
 from services.scheduler import liveness
-from services.scheduler.failovers import FailoverMarks
+from services.scheduler.failover_marks import FailoverMarks
 
 log = logging.getLogger("infaas.scheduler")
 

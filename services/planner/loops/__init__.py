@@ -39,7 +39,7 @@ Failover (FailLite), end to end, and where each part lives (the planner holds mo
   exited executor process declared failed; `metrics.py` detection time, MTTR, rejected pulses.
 - scheduler: `services/scheduler/failures.py` (`Failover`: on a notice the worker leaves the snapshot,
   its pushed queries fail over, its orphaned stream entries are taken back, MTTR measured);
-  `failovers.py` (`FailoverMarks`: answers from a fallback variant say so); `replies.py` hears the
+  `failover_marks.py` (`FailoverMarks`: answers from a fallback variant say so); `replies.py` hears the
   notices; `snapshot.py` `drop_failed` and the marks re-read; `push.py` a dropped push connection as a
   failure sign; `liveness.py` workers kept live while Redis is away; `loads.py` a failover's cold load
   never held back; `dispatch.py` a query re-sent when its worker is lost.

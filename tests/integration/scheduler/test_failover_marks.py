@@ -14,7 +14,7 @@ from gateway.dataplane.routes import v1_json
 from infaas.clients.envelope import Answer
 from infaas.core.aio import stop_tasks
 from infaas.data import failover_marks, store
-from services.scheduler.failovers import FailoverMarks
+from services.scheduler.failover_marks import FailoverMarks
 from services.scheduler.replies import Replies
 from services.scheduler.snapshot import SnapshotCache
 from tests.polling import async_wait_for
