@@ -96,28 +96,8 @@ def create_app(
                 timeout_s=settings.query_timeout_s + 5,
             )
         await scheduler.start()
-        # The selection layer's state (gateway/selection/store.py); apps without a selection never touch it.
-        redis_url = settings.redis_url
-        selection_redis = aioredis.Redis.from_url(redis_url) if redis_url else None
-        selection = (
-            SelectionStore(selection_redis, HeadStore(selection_redis, registry))
-            if selection_redis is not None
-            else None
-        )
-        app.state.gateway = GatewayState(
-            settings=settings,
-            registry=registry,
-            scheduler=scheduler,
-            auth=Authenticator(
-                registry,
-                ttl_s=settings.auth_cache_ttl_s,
-                failures_per_minute=settings.auth_failures_per_minute,
-                stale_max_s=settings.auth_stale_max_s,
-                keep_warm_s=settings.auth_cache_keep_warm_s,
-                revalidate=(lambda: read_version(selection_redis)) if selection_redis is not None else None,
-            ),
-            selection=selection,
-        )
+        app.state.gateway = _gateway_state(settings, registry, scheduler)
+        selection = app.state.gateway.selection
         # The admin UI's sessions; without Redis the UI says it cannot sign anyone in.
         sessions = (
             SessionStore(settings.redis_url, ttl_s=settings.ui_session_ttl_s) if settings.redis_url else None
@@ -166,23 +146,55 @@ def create_app(
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
-            # Query bodies are parsed by hand on the hot path; publish their schema all the same.
-            _, defs = models_json_schema(
-                [(m, "validation") for m in (*infer.INFER_SCHEMAS, *OIP_SCHEMAS)],
-                ref_template="#/components/schemas/{model}",
-            )
-            schema.setdefault("components", {}).setdefault("schemas", {}).update(defs.get("$defs", {}))
-            for body in schema["components"]["schemas"].values():
-                for part in body.get("properties", {}).values():
-                    if part.get("contentMediaType") == "application/octet-stream":
-                        part["format"] = "binary"  # how SDK generators recognise an uploaded file
-            schema["components"]["securitySchemes"] = {
-                "bearer": {"type": "http", "scheme": "bearer", "description": "admin or app API key"}
-            }
-            schema["security"] = [{"bearer": []}]
-            app.openapi_schema = schema
+            app.openapi_schema = openapi_document(app)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _gateway_state(
+    settings: Settings, registry: AsyncRegistryClient, scheduler: QueryDispatch
+) -> GatewayState:
+    # The selection layer's state (gateway/selection/store.py); apps without a selection never touch it.
+    redis_url = settings.redis_url
+    selection_redis = aioredis.Redis.from_url(redis_url) if redis_url else None
+    selection = (
+        SelectionStore(selection_redis, HeadStore(selection_redis, registry))
+        if selection_redis is not None
+        else None
+    )
+    return GatewayState(
+        settings=settings,
+        registry=registry,
+        scheduler=scheduler,
+        auth=Authenticator(
+            registry,
+            ttl_s=settings.auth_cache_ttl_s,
+            failures_per_minute=settings.auth_failures_per_minute,
+            stale_max_s=settings.auth_stale_max_s,
+            keep_warm_s=settings.auth_cache_keep_warm_s,
+            revalidate=(lambda: read_version(selection_redis)) if selection_redis is not None else None,
+        ),
+        selection=selection,
+    )
+
+
+def openapi_document(app: FastAPI) -> dict[str, Any]:
+    """The gateway's OpenAPI document: its routes, and the query bodies' schemas, which the hot path
+    parses by hand (`infaas.clients.envelope.QUERY_FIELDS`) but the document publishes all the same."""
+    schema = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+    _, defs = models_json_schema(
+        [(m, "validation") for m in (*infer.INFER_SCHEMAS, *OIP_SCHEMAS)],
+        ref_template="#/components/schemas/{model}",
+    )
+    schema.setdefault("components", {}).setdefault("schemas", {}).update(defs.get("$defs", {}))
+    for body in schema["components"]["schemas"].values():
+        for part in body.get("properties", {}).values():
+            if part.get("contentMediaType") == "application/octet-stream":
+                part["format"] = "binary"  # how SDK generators recognise an uploaded file
+    schema["components"]["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer", "description": "admin or app API key"}
+    }
+    schema["security"] = [{"bearer": []}]
+    return schema

@@ -21,11 +21,11 @@ from gateway.selection import heads, metrics
 from gateway.selection.store import SelectionStore
 from infaas.clients.envelope import Answer, Query
 from infaas.core.errors import DeadlineExceeded, InfaasError, Unavailable
-from infaas.policy.bandits import BanditConfig, Combined, combine, exp3_select, labels_of
+from infaas.policy.bandits import BanditConfig, Combined, SelectionState, combine, exp3_select, labels_of
 from infaas.policy.personalization import Head, features
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import AppInternal, ModelInternal
-from infaas.schemas.selection import HeadReport, QueryRecord
+from infaas.schemas.selection import HeadReport, MissingModel, QueryRecord, SelectionReport
 
 Dispatch = Callable[[Query], Awaitable[Answer]]
 
@@ -68,74 +68,27 @@ async def answer(
     rows = next(iter(tensors.values())).shape[0]
     names = [m.name for m in models]
     state = await store.state(app.name, selected.user, names)
-    config = BanditConfig(eta=selection.eta, gamma=selection.gamma)
     chosen, probability = None, None
     if selection.policy == "exp3":
+        config = BanditConfig(eta=selection.eta, gamma=selection.gamma)
         chosen, probability = exp3_select(state, config, draw())
         targets = [chosen]
-    elif selection.policy == "exp4":
-        targets = list(range(len(models)))
-    else:  # single, personalized: its one model
-        targets = [0]
-    sent = {
-        index: queries.build(
-            app,
-            models[index],
-            lambda _: tensors,
-            selected.asked,
-            variant=None,
-            request_id=f"{selected.request_id}.{models[index].name}",
-        )
-        for index in targets
-    }
-    latency_ms = next(iter(sent.values())).requirements.latency_ms
+    else:  # exp4: every model; single, personalized: its one model
+        targets = list(range(len(models))) if selection.policy == "exp4" else [0]
+    sent = _queries(selected, models, targets, tensors)
+    latency_ms = next(iter(sent.values())).requirements.latency_ms  # the app's default filled in
     budget_s = timeout_s if latency_ms is None else latency_ms / 1000
-    answers: dict[int, Answer]
-    missing: dict[int, str]
-    if len(sent) == 1:
-        # One model: as on the plain path, the scheduler's deadline and the app's SLO policy apply (an
-        # error is the scheduler's, with its status).
-        ((index, query),) = sent.items()
-        single = await dispatch(query)
-        if single.default:  # the SLO passed: the app's default output; no model's label to learn from
-            metrics.ANSWERS.labels("default").inc()
-            return _slo_default(
-                selected, names[index], single, state.weights, names, (clock() - start) * 1000
-            )
-        answers, missing = {index: single}, {}
-    else:
-        answers, missing = await _gather(sent, dispatch, budget_s - (clock() - start))
-    if not answers:
-        detail = [{"model": names[i], "reason": why} for i, why in missing.items()]
-        if all(why.startswith("no answer") for why in missing.values()):
-            raise DeadlineExceeded("no selected model answered within the deadline", missing=detail)
-        raise Unavailable("no selected model could answer", missing=detail, retry_after_s=1)
-    first_output = {m.name: m.signature["outputs"][0]["name"] for m in models}
-    scores: list[np.ndarray | None] = [None] * len(models)
-    for index, ans in answers.items():
-        scores[index] = np.asarray(ans.outputs[first_output[names[index]]])
-    classes = int(np.prod(signature_outputs_shape(models[0])))
-    combined = combine(state, scores, classes=classes)
-    personal = None
-    if selection.personalize and selected.user is not None:
-        personal = await _personalize(selected, models[0], scores[0], classes, store)
-        labels = np.asarray(personal[1].argmax(axis=1), dtype=np.int64)
-        combined = Combined(labels, personal[1], combined.confidence)
-    low = float(combined.confidence.min())
-    default = selection.threshold > 0 and low < selection.threshold
-    why = _why(selection.policy, names, targets, probability, answers, missing)
-    reasons = [f"{selection.policy}: {why}"]
-    if default:
-        reasons.append(
-            f"confidence {low:.3f} below the app's threshold {selection.threshold:g}: "
-            "answered the app's default output"
+    asked = await _ask(sent, dispatch, names, budget_s - (clock() - start))
+    if isinstance(asked, Answer):  # one model, and the app's default output for it (its SLO passed)
+        metrics.ANSWERS.labels("default").inc()
+        return _slo_default(
+            selected, names[targets[0]], asked, state.weights, names, (clock() - start) * 1000
         )
-    if personal is not None:
-        reasons.append(f"personalized for user {selected.user!r} by their head ({personal[2].origin})")
-    elif selection.personalize:
-        reasons.append("no user: the model's own answer")
+    answers, missing = asked
+    scores, combined, personal = await _combined(selected, models, answers, state, store)
+    default = selection.threshold > 0 and float(combined.confidence.min()) < selection.threshold
     if selection.policy == "exp4" or default or personal is not None:
-        outputs = _default_rows(app, rows) if default else {first_output[names[0]]: combined.scores}
+        outputs = _default_rows(app, rows) if default else {_first_output(models[0]): combined.scores}
     else:
         outputs = answers[targets[0]].outputs
     metrics.ANSWERS.labels("default" if default else "partial" if missing else selection.policy).inc()
@@ -144,7 +97,7 @@ async def answer(
         user=selected.user,
         policy=selection.policy,
         models=names,
-        classes=classes,
+        classes=int(np.prod(signature_outputs_shape(models[0]))),
         chosen=chosen,
         probability=probability,
         labels={names[i]: labels_of(s).tolist() for i, s in enumerate(scores) if s is not None},
@@ -152,40 +105,147 @@ async def answer(
         scores=scores[0].tolist() if personal is not None and scores[0] is not None else None,
     )
     await store.remember(app.name, selected.request_id, record, selection.feedback_ttl_s)
+    why = _why(selection.policy, names, targets, probability, answers, missing)
+    report = SelectionReport(
+        policy=selection.policy,
+        user=selected.user,
+        models=names,
+        answered=[names[i] for i in sorted(answers)],
+        missing=[MissingModel(model=names[i], reason=r) for i, r in sorted(missing.items())],
+        chosen=names[chosen] if chosen is not None else None,
+        probability=probability,
+        weights=dict(zip(names, state.weights, strict=True)),
+        labels=combined.labels.tolist(),
+        confidence=combined.confidence.tolist(),
+        feedback=f"/v1/apps/{app.name}/feedback",
+        personalized=personal[2] if personal is not None else None,
+    )
+    reasons = _reasons(selected, why, default, float(combined.confidence.min()), personal)
     total_ms = (clock() - start) * 1000
-    lead = answers[min(answers)]
+    slo_met = None if latency_ms is None else (total_ms <= latency_ms and not default)
+    return _document(selected, answers, outputs, report, reasons, default, total_ms, slo_met)
+
+
+def _queries(
+    selected: Selected, models: list[ModelInternal], targets: list[int], tensors: dict[str, np.ndarray]
+) -> dict[int, Query]:
+    """The named-model query each target model is sent, by model index."""
+    return {
+        index: queries.build(
+            selected.app,
+            models[index],
+            lambda _: tensors,
+            selected.asked,
+            variant=None,
+            request_id=f"{selected.request_id}.{models[index].name}",
+        )
+        for index in targets
+    }
+
+
+async def _ask(
+    sent: dict[int, Query], dispatch: Dispatch, names: list[str], budget_s: float
+) -> tuple[dict[int, Answer], dict[int, str]] | Answer:
+    """The selected models' answers (by model index), and why the others are missing; or, when one model
+    was asked and the app's default output answered for it (its SLO passed), that answer."""
+    answers: dict[int, Answer]
+    missing: dict[int, str]
+    if len(sent) == 1:
+        # One model: as on the plain path, the scheduler's deadline and the app's SLO policy apply (an
+        # error is the scheduler's, with its status).
+        ((index, query),) = sent.items()
+        single = await dispatch(query)
+        if single.default:  # no model's label to learn from
+            return single
+        answers, missing = {index: single}, {}
+    else:
+        answers, missing = await _gather(sent, dispatch, budget_s)
+    if not answers:
+        detail = [{"model": names[i], "reason": why} for i, why in missing.items()]
+        if all(why.startswith("no answer") for why in missing.values()):
+            raise DeadlineExceeded("no selected model answered within the deadline", missing=detail)
+        raise Unavailable("no selected model could answer", missing=detail, retry_after_s=1)
+    return answers, missing
+
+
+def _document(
+    selected: Selected,
+    answers: dict[int, Answer],
+    outputs: dict[str, np.ndarray],
+    report: SelectionReport,
+    reasons: list[str],
+    default: bool,
+    total_ms: float,
+    slo_met: bool | None,
+) -> bytes:
+    """The `/v1` answer of a combination (`InferResponse`, its `selection` the report)."""
+    order = sorted(answers)
     doc = {
         "outputs": outputs,
-        "model": ",".join(names[i] for i in sorted(answers)),
-        "variant": ",".join(answers[i].variant for i in sorted(answers)),
-        "worker": ",".join(answers[i].worker for i in sorted(answers)),
-        "hardware": lead.hardware,
+        "model": ",".join(report.models[i] for i in order),
+        "variant": ",".join(answers[i].variant for i in order),
+        "worker": ",".join(answers[i].worker for i in order),
+        "hardware": answers[order[0]].hardware,
         "latency_ms": {
             "queue": max(a.queue_ms for a in answers.values()),
             "compute": max(a.compute_ms for a in answers.values()),
             "total": total_ms,
         },
-        "slo_met": None if latency_ms is None else (total_ms <= latency_ms and not default),
+        "slo_met": slo_met,
         "cached": all(a.cached for a in answers.values()),
         "default": default,
         "reason": "; ".join(reasons),
         "request_id": selected.request_id,
-        "selection": {
-            "policy": selection.policy,
-            "user": selected.user,
-            "models": names,
-            "answered": [names[i] for i in sorted(answers)],
-            "missing": [{"model": names[i], "reason": why} for i, why in sorted(missing.items())],
-            "chosen": names[chosen] if chosen is not None else None,
-            "probability": probability,
-            "weights": dict(zip(names, state.weights, strict=True)),
-            "labels": combined.labels,
-            "confidence": combined.confidence,
-            "feedback": f"/v1/apps/{app.name}/feedback",
-            "personalized": personal[2].model_dump() if personal is not None else None,
-        },
+        "selection": report.model_dump(),
     }
     return orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY, default=_as_list)
+
+
+def _first_output(model: ModelInternal) -> str:
+    return str(model.signature["outputs"][0]["name"])
+
+
+async def _combined(
+    selected: Selected,
+    models: list[ModelInternal],
+    answers: dict[int, Answer],
+    state: SelectionState,
+    store: SelectionStore,
+) -> tuple[list[np.ndarray | None], Combined, tuple[Head, np.ndarray, HeadReport] | None]:
+    """Each answering model's scores, their combination by the selection's weights and, for a named
+    user of a personalized app, that user's head over them."""
+    scores: list[np.ndarray | None] = [None] * len(models)
+    for index, ans in answers.items():
+        scores[index] = np.asarray(ans.outputs[_first_output(models[index])])
+    classes = int(np.prod(signature_outputs_shape(models[0])))
+    combined = combine(state, scores, classes=classes)
+    personal = None
+    if selected.app.selection.personalize and selected.user is not None:
+        personal = await _personalize(selected, models[0], scores[0], classes, store)
+        labels = np.asarray(personal[1].argmax(axis=1), dtype=np.int64)
+        combined = Combined(labels, personal[1], combined.confidence)
+    return scores, combined, personal
+
+
+def _reasons(
+    selected: Selected,
+    why: str,
+    default: bool,
+    confidence: float,
+    personal: tuple[Head, np.ndarray, HeadReport] | None,
+) -> list[str]:
+    selection = selected.app.selection
+    reasons = [f"{selection.policy}: {why}"]
+    if default:
+        reasons.append(
+            f"confidence {confidence:.3f} below the app's threshold {selection.threshold:g}: "
+            "answered the app's default output"
+        )
+    if personal is not None:
+        reasons.append(f"personalized for user {selected.user!r} by their head ({personal[2].origin})")
+    elif selection.personalize:
+        reasons.append("no user: the model's own answer")
+    return reasons
 
 
 def _as_list(value: object) -> object:

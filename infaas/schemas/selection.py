@@ -98,12 +98,19 @@ class SelectionReport(BaseModel):
     answered: list[str] = Field(description="The models whose answers were combined.")
     missing: list[MissingModel] = Field(description="Models sent the query whose answers are not in it.")
     chosen: str | None = Field(description="Exp3: the model the bandit drew for this query.")
-    probability: float | None = Field(description="Exp3: the probability it was drawn with.")
+    probability: float | None = Field(None, description="Exp3: the probability it was drawn with.")
     weights: dict[str, float] = Field(description="The selection's weights per model when it answered.")
-    labels: list[int] = Field(description="The combined label of each row.")
-    confidence: list[float] = Field(description="Per row, the fraction of answering models that agree.")
-    feedback: str = Field(description="Where to send the true labels of this query's rows.")
-    personalized: HeadReport | None = Field(description="The user's head, when it personalized the answer.")
+    labels: list[int] | None = Field(None, description="The combined label of each row.")
+    confidence: list[float] | None = Field(
+        None, description="Per row, the fraction of answering models that agree."
+    )
+    feedback: str | None = Field(
+        description="Where to send the true labels of this query's rows; null when no model's answer was "
+        "kept to learn from (the app's default output answered)."
+    )
+    personalized: HeadReport | None = Field(
+        None, description="The user's head, when it personalized the answer."
+    )
 
 
 class FeedbackResult(BaseModel):

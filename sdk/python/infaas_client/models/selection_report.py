@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.selection_report_policy import SelectionReportPolicy
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -31,30 +32,31 @@ class SelectionReport:
         Attributes:
             answered (list[str]): The models whose answers were combined.
             chosen (None | str): Exp3: the model the bandit drew for this query.
-            confidence (list[float]): Per row, the fraction of answering models that agree.
-            feedback (str): Where to send the true labels of this query's rows.
-            labels (list[int]): The combined label of each row.
+            feedback (None | str): Where to send the true labels of this query's rows; null when no model's answer was kept
+                to learn from (the app's default output answered).
             missing (list[MissingModel]): Models sent the query whose answers are not in it.
             models (list[str]): The models selected among.
-            personalized (HeadReport | None): The user's head, when it personalized the answer.
             policy (SelectionReportPolicy):
-            probability (float | None): Exp3: the probability it was drawn with.
             user (None | str): The end user the query named, if any.
             weights (SelectionReportWeights): The selection's weights per model when it answered.
+            confidence (list[float] | None | Unset): Per row, the fraction of answering models that agree.
+            labels (list[int] | None | Unset): The combined label of each row.
+            personalized (HeadReport | None | Unset): The user's head, when it personalized the answer.
+            probability (float | None | Unset): Exp3: the probability it was drawn with.
      """
 
     answered: list[str]
     chosen: None | str
-    confidence: list[float]
-    feedback: str
-    labels: list[int]
+    feedback: None | str
     missing: list[MissingModel]
     models: list[str]
-    personalized: HeadReport | None
     policy: SelectionReportPolicy
-    probability: float | None
     user: None | str
     weights: SelectionReportWeights
+    confidence: list[float] | None | Unset = UNSET
+    labels: list[int] | None | Unset = UNSET
+    personalized: HeadReport | None | Unset = UNSET
+    probability: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -72,15 +74,8 @@ class SelectionReport:
         chosen: None | str
         chosen = self.chosen
 
-        confidence = self.confidence
-
-
-
+        feedback: None | str
         feedback = self.feedback
-
-        labels = self.labels
-
-
 
         missing = []
         for missing_item_data in self.missing:
@@ -93,21 +88,46 @@ class SelectionReport:
 
 
 
-        personalized: dict[str, Any] | None
-        if isinstance(self.personalized, HeadReport):
-            personalized = self.personalized.to_dict()
-        else:
-            personalized = self.personalized
-
         policy = self.policy.value
-
-        probability: float | None
-        probability = self.probability
 
         user: None | str
         user = self.user
 
         weights = self.weights.to_dict()
+
+        confidence: list[float] | None | Unset
+        if isinstance(self.confidence, Unset):
+            confidence = UNSET
+        elif isinstance(self.confidence, list):
+            confidence = self.confidence
+
+
+        else:
+            confidence = self.confidence
+
+        labels: list[int] | None | Unset
+        if isinstance(self.labels, Unset):
+            labels = UNSET
+        elif isinstance(self.labels, list):
+            labels = self.labels
+
+
+        else:
+            labels = self.labels
+
+        personalized: dict[str, Any] | None | Unset
+        if isinstance(self.personalized, Unset):
+            personalized = UNSET
+        elif isinstance(self.personalized, HeadReport):
+            personalized = self.personalized.to_dict()
+        else:
+            personalized = self.personalized
+
+        probability: float | None | Unset
+        if isinstance(self.probability, Unset):
+            probability = UNSET
+        else:
+            probability = self.probability
 
 
         field_dict: dict[str, Any] = {}
@@ -115,17 +135,21 @@ class SelectionReport:
         field_dict.update({
             "answered": answered,
             "chosen": chosen,
-            "confidence": confidence,
             "feedback": feedback,
-            "labels": labels,
             "missing": missing,
             "models": models,
-            "personalized": personalized,
             "policy": policy,
-            "probability": probability,
             "user": user,
             "weights": weights,
         })
+        if confidence is not UNSET:
+            field_dict["confidence"] = confidence
+        if labels is not UNSET:
+            field_dict["labels"] = labels
+        if personalized is not UNSET:
+            field_dict["personalized"] = personalized
+        if probability is not UNSET:
+            field_dict["probability"] = probability
 
         return field_dict
 
@@ -148,12 +172,12 @@ class SelectionReport:
         chosen = _parse_chosen(d.pop("chosen"))
 
 
-        confidence = cast(list[float], d.pop("confidence"))
+        def _parse_feedback(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
 
-
-        feedback = d.pop("feedback")
-
-        labels = cast(list[int], d.pop("labels"))
+        feedback = _parse_feedback(d.pop("feedback"))
 
 
         missing = []
@@ -169,35 +193,9 @@ class SelectionReport:
         models = cast(list[str], d.pop("models"))
 
 
-        def _parse_personalized(data: object) -> HeadReport | None:
-            if data is None:
-                return data
-            try:
-                if not isinstance(data, dict):
-                    raise TypeError()
-                personalized_type_0 = HeadReport.from_dict(data)
-
-
-
-                return personalized_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(HeadReport | None, data)
-
-        personalized = _parse_personalized(d.pop("personalized"))
-
-
         policy = SelectionReportPolicy(d.pop("policy"))
 
 
-
-
-        def _parse_probability(data: object) -> float | None:
-            if data is None:
-                return data
-            return cast(float | None, data)
-
-        probability = _parse_probability(d.pop("probability"))
 
 
         def _parse_user(data: object) -> None | str:
@@ -213,19 +211,85 @@ class SelectionReport:
 
 
 
+        def _parse_confidence(data: object) -> list[float] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                confidence_type_0 = cast(list[float], data)
+
+                return confidence_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[float] | None | Unset, data)
+
+        confidence = _parse_confidence(d.pop("confidence", UNSET))
+
+
+        def _parse_labels(data: object) -> list[int] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                labels_type_0 = cast(list[int], data)
+
+                return labels_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[int] | None | Unset, data)
+
+        labels = _parse_labels(d.pop("labels", UNSET))
+
+
+        def _parse_personalized(data: object) -> HeadReport | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                personalized_type_0 = HeadReport.from_dict(data)
+
+
+
+                return personalized_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(HeadReport | None | Unset, data)
+
+        personalized = _parse_personalized(d.pop("personalized", UNSET))
+
+
+        def _parse_probability(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        probability = _parse_probability(d.pop("probability", UNSET))
+
+
         selection_report = cls(
             answered=answered,
             chosen=chosen,
-            confidence=confidence,
             feedback=feedback,
-            labels=labels,
             missing=missing,
             models=models,
-            personalized=personalized,
             policy=policy,
-            probability=probability,
             user=user,
             weights=weights,
+            confidence=confidence,
+            labels=labels,
+            personalized=personalized,
+            probability=probability,
         )
 
 
