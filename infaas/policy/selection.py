@@ -20,6 +20,7 @@ from typing import Literal
 import numpy as np
 
 from infaas.core.errors import Overloaded, RequirementsUnmet, Unavailable
+from infaas.policy.unmet import requirements_unmet
 from infaas.schemas.variants import VariantProfile
 
 InstanceState = Literal["inactive", "loading", "active", "overloaded", "interfered", "failed"]
@@ -201,30 +202,9 @@ def get_variant(
     if req.at_reference and len(index):
         return _at_reference(req, rows, index, snapshot, prefer, saturated)
     if not len(index):
-        raise _unmet(req, rows, [])
+        raise requirements_unmet(req, rows, [])
     latency = index.latency_at(rows)
-    ok = np.ones(len(index), dtype=bool)
-    if req.min_accuracy is not None:
-        ok &= index.accuracy >= req.min_accuracy
-    if req.latency_ms is not None:
-        ok &= latency <= req.latency_ms
-    if req.max_cost is not None:
-        ok &= index.cost * rows <= req.max_cost
-    if not ok.any():
-        raise _unmet(req, rows, list(index.variants))
-    # Dominated variants lose to another on every profiled axis; they stay only as a fallback for the
-    # rare query whose batch size makes the dominating one miss the latency bound.
-    undominated = ok & ~index.dominated
-    if undominated.any():
-        ok = undominated
-    if saturated:
-        ok_ids = {str(index.ids[i]) for i in np.flatnonzero(ok)}
-        if ok_ids <= saturated:
-            raise Overloaded(
-                "every variant that meets the query is at its queue limit", variants=sorted(ok_ids)
-            )
-        ok &= np.fromiter((i not in saturated for i in index.ids), dtype=bool, count=len(index))
-
+    ok = _meeting(req, rows, index, latency, saturated)
     active, placed, usable = index.placement(snapshot)
     hot = np.flatnonzero(ok & active)
     if hot.size:
@@ -252,6 +232,44 @@ def get_variant(
             reason="no active instance meets the requirements: queued for a loading, overloaded or "
             "interfered instance (adding capacity is the planner's)",
         )
+    return _cold_load(index, ok, placed, latency, snapshot)
+
+
+def _meeting(
+    req: Requirements, rows: int, index: CandidateIndex, latency: np.ndarray, saturated: frozenset[str]
+) -> np.ndarray:
+    """Which candidates meet the query (a mask over `index`): its requirements, not dominated where an
+    undominated one meets them too, and not saturated. None: a 422 with the closest numbers, or a 503
+    when all that meet it are at their queue limit."""
+    ok = np.ones(len(index), dtype=bool)
+    if req.min_accuracy is not None:
+        ok &= index.accuracy >= req.min_accuracy
+    if req.latency_ms is not None:
+        ok &= latency <= req.latency_ms
+    if req.max_cost is not None:
+        ok &= index.cost * rows <= req.max_cost
+    if not ok.any():
+        raise requirements_unmet(req, rows, list(index.variants))
+    # Dominated variants lose to another on every profiled axis; they stay only as a fallback for the
+    # rare query whose batch size makes the dominating one miss the latency bound.
+    undominated = ok & ~index.dominated
+    if undominated.any():
+        ok = undominated
+    if saturated:
+        ok_ids = {str(index.ids[i]) for i in np.flatnonzero(ok)}
+        if ok_ids <= saturated:
+            raise Overloaded(
+                "every variant that meets the query is at its queue limit", variants=sorted(ok_ids)
+            )
+        ok &= np.fromiter((i not in saturated for i in index.ids), dtype=bool, count=len(index))
+    return ok
+
+
+def _cold_load(
+    index: CandidateIndex, ok: np.ndarray, placed: np.ndarray, latency: np.ndarray, snapshot: Snapshot
+) -> Decision:
+    """Nothing placed can serve the query: load the satisfying variant with the lowest load + inference
+    latency (one not placed anywhere first) on the least-utilized live worker of its kind with room."""
     cold = np.flatnonzero(ok & ~placed)
     pool = cold if cold.size else np.flatnonzero(ok)
     order = pool[np.lexsort((index.ids[pool], (index.load_ms + latency)[pool]))]
@@ -294,7 +312,7 @@ def _at_reference(
     )
     loose = Requirements(req.latency_ms, req.min_accuracy, req.max_cost)
     if not len(kept):
-        closest = _unmet(loose, rows, list(index.variants))
+        closest = requirements_unmet(loose, rows, list(index.variants))
         raise RequirementsUnmet(f"{closest.message}: {why}", **closest.details)
     try:
         decision = get_variant(loose, rows, kept, snapshot, prefer=prefer, saturated=saturated)
@@ -318,77 +336,3 @@ def least_utilized_worker(variant: VariantProfile, workers: Iterable[WorkerView]
     if not fitting:
         return None
     return min(fitting, key=lambda w: (w.utilization, w.memory_used_bytes, w.id))
-
-
-def _unmet(req: Requirements, rows: int, pool: list[VariantProfile]) -> RequirementsUnmet:
-    """The refusal: which requirement no variant meets, and the real numbers of the fastest and the
-    most accurate variants, so the caller knows what to ask for instead."""
-    if not pool:
-        return RequirementsUnmet("no profiled variant serves this query yet", closest=None)
-    fast_enough = [v for v in pool if req.latency_ms is None or v.latency_ms(rows) <= req.latency_ms]
-    accurate_enough = [v for v in pool if req.min_accuracy is None or v.accuracy >= req.min_accuracy]
-    cheapest = min(v.cost_per_query for v in pool) * rows
-    fastest = min(pool, key=lambda v: (v.latency_ms(rows), -v.accuracy, v.id))
-    most_accurate = max(pool, key=lambda v: (v.accuracy, -v.latency_ms(rows), v.id))
-    unmet = [
-        name
-        for name, met in (
-            ("latency", bool(fast_enough)),
-            ("accuracy", bool(accurate_enough)),
-            ("cost", req.max_cost is None or cheapest <= req.max_cost),
-        )
-        if not met
-    ]
-    closest: dict[str, object] = {
-        "unmet": unmet,
-        "fastest": _named(fastest, rows),
-        "most_accurate": _named(most_accurate, rows),
-        "best_accuracy": round(most_accurate.accuracy, 4),
-        "best_latency_ms": _ms(fastest.latency_ms(rows)),
-        "min_cost": cheapest,
-    }
-    if fast_enough and req.latency_ms is not None:
-        best_within = max(fast_enough, key=lambda v: (v.accuracy, v.id))
-        closest["max_accuracy_within_latency"] = round(best_within.accuracy, 4)
-        closest["variant_for_accuracy"] = best_within.id
-    if accurate_enough and req.min_accuracy is not None:
-        fastest_at = min(accurate_enough, key=lambda v: (v.latency_ms(rows), v.id))
-        if not math.isinf(fastest_at.latency_ms(rows)):
-            closest["min_latency_ms_at_accuracy"] = _ms(fastest_at.latency_ms(rows))
-            closest["variant_for_latency"] = fastest_at.id
-    asked: list[str] = []
-    if req.latency_ms is not None:
-        asked.append(f"latency <= {req.latency_ms:g} ms")
-    if req.min_accuracy is not None:
-        asked.append(f"accuracy >= {req.min_accuracy:g}")
-    if req.max_cost is not None:
-        asked.append(f"cost <= ${req.max_cost:g}")
-    what = (
-        f"no variant meets {' or '.join(unmet)} on its own"
-        if unmet
-        else "each requirement is met by some variant, but none meets them together"
-    )
-    return RequirementsUnmet(
-        f"no variant meets {' and '.join(asked) or 'the query'} for a batch of {rows} ({what}); "
-        f"fastest: {_describe(fastest, rows)}; most accurate: {_describe(most_accurate, rows)}",
-        closest=closest,
-    )
-
-
-def _named(variant: VariantProfile, rows: int) -> dict[str, object]:
-    return {
-        "variant": variant.id,
-        "model": variant.model,
-        "latency_ms": _ms(variant.latency_ms(rows)),
-        "accuracy": round(variant.accuracy, 4),
-    }
-
-
-def _describe(variant: VariantProfile, rows: int) -> str:
-    latency = _ms(variant.latency_ms(rows))
-    at = "latency not profiled" if latency is None else f"{latency:g} ms"
-    return f"{variant.id} ({at}, accuracy {variant.accuracy:.4f})"
-
-
-def _ms(value: float) -> float | None:
-    return None if math.isinf(value) else round(value, 4)
