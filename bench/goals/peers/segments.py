@@ -6,7 +6,8 @@ core, and the percentiles of each segment between two stamps.
     .venv/bin/python -m bench.goals.peers.segments --model tiny --seconds 60
 
 The stamps are `time.perf_counter()` (CLOCK_MONOTONIC: one clock for every process on the host), so
-the executor's stamps travel back in its answer's header and the gateway sets them beside its own.
+the executor's stamps (kept by order id) travel back in its reply's header (`_st`, added to the copy's
+`Reply.encode`) and the gateway sets them beside its own.
 The gateway keeps one query's stamps at a time: at a low rate queries rarely overlap, and a query whose
 stamps are out of order (another overlapped it) is left out. The stamps are text edits of the copy,
 each at an anchor that must occur exactly once: when the code moves, the script says which anchor it
@@ -48,6 +49,8 @@ import os
 import time
 
 S: dict[str, float] = {{}}
+E: dict[str, list[float]] = {{}}
+"""The executor's stamps of each order it holds, by order id, until its reply carries them back."""
 ROWS: list[list[float]] = []
 OUT = os.environ["INFAAS_STAMPS_DIR"]
 
@@ -122,8 +125,8 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "services/scheduler/dispatch.py",
-        "        self.gate.observe(decision.variant, rows, arrived, prediction, reply_header)\n",
-        "        self.gate.observe(decision.variant, rows, arrived, prediction, reply_header)\n        st('Gi')\n",
+        "        self.gate.observe(decision.variant, rows, arrived, prediction, reply)\n",
+        "        self.gate.observe(decision.variant, rows, arrived, prediction, reply)\n        st('Gi')\n",
     ),
     (
         "services/scheduler/dispatch.py",
@@ -138,14 +141,25 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "services/scheduler/sending.py",
-        '        qid = f"{next(self._ids):x}"\n',
-        "        from infaas._stamps import S, st\n        st('G1')\n        qid = f\"{next(self._ids):x}\"\n",
+        "        variant = decision.variant\n        order = Order(\n",
+        "        from infaas._stamps import st\n        st('G1')\n        variant = decision.variant\n        order = Order(\n",
     ),
     (
         "services/scheduler/sending.py",
-        "            reply_header, outputs = await until(future, wait_until)",
-        "            reply_header, outputs = await until(future, wait_until)\n"
-        "            st('G4')\n            S['EX'] = list(reply_header.get('_st', []))\n",
+        "            replied = await until(future, give_up_at)",
+        "            replied = await until(future, give_up_at)\n            st('G4')\n",
+    ),
+    (
+        "infaas/wire/messages.py",
+        '        qid, worker = h.get("id"), h.get("worker")\n',
+        "        from infaas import _stamps\n        _stamps.S['EX'] = list(h.get('_st', []))\n"
+        '        qid, worker = h.get("id"), h.get("worker")\n',
+    ),
+    (
+        "infaas/wire/messages.py",
+        '        head: dict[str, Any] = {"id": self.id, "worker": self.worker}\n',
+        '        head: dict[str, Any] = {"id": self.id, "worker": self.worker}\n'
+        "        head['_st'] = __import__('infaas._stamps', fromlist=['E']).E.pop(self.id, [])\n",
     ),
     (
         "services/scheduler/push.py",
@@ -167,18 +181,21 @@ EDITS: list[tuple[str, str, str]] = [
     (
         "services/executor/push.py",
         "        rows = int(next(iter(inputs.values())).shape[0])\n",
-        "        header['_e0'] = self.received_at\n        header['_e1'] = __import__('time').perf_counter()\n"
+        "        from infaas import _stamps\n"
+        "        _stamps.E[order.id] = [self.received_at, __import__('time').perf_counter()]\n"
         "        rows = int(next(iter(inputs.values())).shape[0])\n",
     ),
     (
         "services/executor/consumers.py",
-        "    serve_inline(worker, instance, query, time.time(), answer_at_once)\n",
-        "    query.header['_e2'] = time.perf_counter()\n    serve_inline(worker, instance, query, time.time(), answer_at_once)\n",
+        "    serve_inline(worker, instance, delivery, time.time(), answer_at_once)\n",
+        "    from infaas import _stamps\n    _stamps.E.setdefault(delivery.order.id, [0.0, 0.0]).append(time.perf_counter())\n"
+        "    serve_inline(worker, instance, delivery, time.time(), answer_at_once)\n",
     ),
     (
         "services/executor/consumers.py",
         "        await serve_queries(worker, instance, taken, time.time(), answer_on_connection)\n",
-        "        for q in taken:\n            q.header['_e2'] = time.perf_counter()\n"
+        "        from infaas import _stamps\n        for q in taken:\n"
+        "            _stamps.E.setdefault(q.order.id, [0.0, 0.0]).append(time.perf_counter())\n"
         "        await serve_queries(worker, instance, taken, time.time(), answer_on_connection)\n",
     ),
     (
@@ -188,9 +205,10 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "services/executor/serving.py",
-        "        reply(q, encode_frame(head, part))\n",
-        "        head['_st'] = [q.header.get(k, 0.0) for k in ('_e0', '_e1', '_e2')] + [start, e4, time.perf_counter()]\n"
-        "        reply(q, encode_frame(head, part))\n",
+        "        reply(d, answered.encode(part))\n",
+        "        from infaas import _stamps\n"
+        "        _stamps.E[d.order.id] = (_stamps.E.get(d.order.id, []) + [0.0] * 3)[:3] + [start, e4, time.perf_counter()]\n"
+        "        reply(d, answered.encode(part))\n",
     ),
 ]
 
