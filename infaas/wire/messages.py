@@ -11,6 +11,7 @@ low rates a core is shared at every call on the path costs (docs/benchmarks.md, 
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -63,35 +64,31 @@ class Order(NamedTuple):
 
     @classmethod
     def from_header(cls, h: dict[str, Any]) -> Order:
+        # Fetched in one C call and checked in two expressions, without the generated __new__'s frame
+        # or a helper: this runs once per query on every worker, where each call costs on cold caches.
         try:
-            order = cls(
-                h["id"],
-                h["variant"],
-                h["digest"],
-                h["reply"],
-                h["sent_at"],
-                h["drop_after"],
-                h["slo_ms"],
-                h["request_id"],
-            )
+            order: Order = _new_tuple(cls, _ORDER_FIELDS(h))
         except KeyError as exc:
             raise BadRequest(f"order frame without {exc.args[0]!r}") from exc
-        if (
-            type(order.id) is not str
-            or type(order.variant) is not str
-            or type(order.reply) is not str
-            or type(order.request_id) is not str
-            or not (order.digest is None or type(order.digest) is str)
+        qid, variant, digest, reply, sent_at, drop_after, slo_ms, request_id = order
+        if not (
+            type(qid) is str
+            and type(variant) is str
+            and type(reply) is str
+            and type(request_id) is str
+            and (digest is None or type(digest) is str)
         ):
             raise BadRequest("order frame: id, variant, reply, request_id and digest must be text")
         if not (
-            _number(order.sent_at)
-            and (order.drop_after is None or _number(order.drop_after))
-            and (order.slo_ms is None or _number(order.slo_ms))
+            type(sent_at) in _NUMBER
+            and (drop_after is None or type(drop_after) in _NUMBER)
+            and (slo_ms is None or type(slo_ms) in _NUMBER)
         ):
             raise BadRequest("order frame: sent_at, drop_after and slo_ms must be numbers")
         return order
 
+
+_ORDER_FIELDS = operator.itemgetter(*Order._fields)
 
 Outcome = Literal["answered", "expired", "refused", "failed", "invalid"]
 """What became of an order: `answered` (the outputs are the query's), `expired` (picked up after its
@@ -120,22 +117,33 @@ class Reply(NamedTuple):
     def encode(self, outputs: dict[str, np.ndarray] | None = None) -> bytes:
         # The outcome is written as it always was on the wire: `refused: <why>`, `expired: true`,
         # `input_error: true` beside `error`, or `error` alone for a failed run.
-        head: dict[str, Any] = {"id": self.id, "worker": self.worker}
+        if self.outcome == "answered":
+            head = {
+                "id": self.id,
+                "worker": self.worker,
+                "variant": self.variant,
+                "queue_ms": self.queue_ms,
+                "compute_ms": self.compute_ms,
+                "batch_rows": self.batch_rows,
+            }
+            return encode_frame(head, outputs or {})
         if self.outcome == "refused":
-            head["refused"] = self.error or "refused"
-            return encode_frame(head, {})
-        head.update(
-            variant=self.variant,
-            queue_ms=self.queue_ms,
-            compute_ms=self.compute_ms,
-            batch_rows=self.batch_rows,
-        )
-        if self.outcome != "answered":
-            head["error"] = self.error or self.outcome
-            if self.outcome == "expired":
-                head["expired"] = True
-            elif self.outcome == "invalid":
-                head["input_error"] = True
+            return encode_frame(
+                {"id": self.id, "worker": self.worker, "refused": self.error or "refused"}, {}
+            )
+        head = {
+            "id": self.id,
+            "worker": self.worker,
+            "variant": self.variant,
+            "queue_ms": self.queue_ms,
+            "compute_ms": self.compute_ms,
+            "batch_rows": self.batch_rows,
+            "error": self.error or self.outcome,
+        }
+        if self.outcome == "expired":
+            head["expired"] = True
+        elif self.outcome == "invalid":
+            head["input_error"] = True
         return encode_frame(head, outputs or {})
 
     @classmethod
@@ -146,27 +154,61 @@ class Reply(NamedTuple):
 
     @classmethod
     def from_header(cls, h: dict[str, Any]) -> Reply:
-        qid, worker = h.get("id"), h.get("worker")
-        if type(qid) is not str or type(worker) is not str:
-            raise BadRequest("reply frame without a text id and worker")
-        refused = h.get("refused")
-        if refused is not None:
-            return cls(qid, worker, "refused", error=str(refused))
-        variant, queue_ms, compute_ms = h.get("variant", ""), h.get("queue_ms", 0.0), h.get("compute_ms", 0.0)
-        batch_rows, error = h.get("batch_rows", 0), h.get("error")
-        if type(variant) is not str or not (_number(queue_ms) and _number(compute_ms)):
-            raise BadRequest("reply frame: variant must be text, queue_ms and compute_ms numbers")
-        if type(batch_rows) is not int or not (error is None or type(error) is str):
-            raise BadRequest("reply frame: batch_rows must be an integer, error text")
-        outcome: Outcome = "answered"
-        if error is not None:
-            outcome = "expired" if h.get("expired") else "invalid" if h.get("input_error") else "failed"
-        return cls(qid, worker, outcome, variant, queue_ms, compute_ms, batch_rows, error)
+        if "refused" in h:
+            qid, worker = h.get("id"), h.get("worker")
+            if type(qid) is not str or type(worker) is not str:
+                raise BadRequest("reply frame without a text id and worker")
+            return cls(qid, worker, "refused", error=str(h["refused"]))
+        error = h.get("error")
+        try:  # an answer's header has every field; a failed run's may lack the run's
+            reply: Reply = _new_tuple(
+                cls,
+                (
+                    h["id"],
+                    h["worker"],
+                    "answered",
+                    h["variant"],
+                    h["queue_ms"],
+                    h["compute_ms"],
+                    h["batch_rows"],
+                    None,
+                ),
+            )
+        except KeyError:
+            if error is None:
+                raise BadRequest(
+                    "reply frame without an id, worker, variant, queue_ms, compute_ms or batch_rows"
+                ) from None
+            run = (
+                h.get("variant", ""),
+                h.get("queue_ms", 0.0),
+                h.get("compute_ms", 0.0),
+                h.get("batch_rows", 0),
+            )
+            reply = _new_tuple(cls, (h.get("id"), h.get("worker"), "failed", *run, None))
+        # One expression, no helper calls: this runs once per query in every dispatcher.
+        if not (
+            type(reply.id) is str
+            and type(reply.worker) is str
+            and type(reply.variant) is str
+            and type(reply.queue_ms) in _NUMBER
+            and type(reply.compute_ms) in _NUMBER
+            and type(reply.batch_rows) is int
+            and (error is None or type(error) is str)
+        ):
+            raise BadRequest(
+                "reply frame: id, worker, variant and error must be text, queue_ms and compute_ms numbers, "
+                "batch_rows an integer"
+            )
+        if error is None:
+            return reply
+        outcome: Outcome = "expired" if h.get("expired") else "invalid" if h.get("input_error") else "failed"
+        return reply._replace(outcome=outcome, error=error)
 
 
-def _number(value: object) -> bool:
-    t = type(value)
-    return t is float or t is int
+_new_tuple = tuple.__new__
+_NUMBER = (float, int)
+"""The types a number decodes to (`type(x) in _NUMBER`: a bool is not one)."""
 
 
 def frame_id(frame: bytes | memoryview) -> str | None:

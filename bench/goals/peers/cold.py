@@ -29,6 +29,7 @@ from bench.common import peer_models as model_build
 from bench.goals.peers.systems import MODELS_DIR
 from infaas.runtimes.onnx_runtime import OnnxRuntime
 from infaas.wire.frames import decode_frame, encode_frame
+from infaas.wire.messages import Order, Reply
 from infaas.wire.tensors import TensorSpec, _small_within, coerce_batch
 from services.scheduler.prediction_cache import input_digest
 
@@ -101,6 +102,63 @@ def _old_encode(header: dict[str, object], tensors: dict[str, np.ndarray]) -> by
     return b"".join([_LEN.pack(len(head)), head, *chunks])
 
 
+def _order_now(x: np.ndarray) -> object:
+    """The order as `services/scheduler/sending.py` builds it, and as a worker decodes and reads it."""
+    sent = Order(
+        "1a",
+        "tiny.onnxruntime-extended-fp32-cpu-b64-t1",
+        "0" * 64,
+        "infaas:reply:d",
+        time.time(),
+        1.7e9,
+        20.0,
+        "r",
+    )
+    order, inputs = Order.decode(sent.encode({"x": x}))
+    return order.slo_ms, order.drop_after, order.sent_at, order.digest, inputs
+
+
+def _order_before(x: np.ndarray) -> object:
+    """The order as it was: a dict literal, decoded, its fields read with defaults where they are used."""
+    frame = encode_frame(
+        {
+            "id": "1a",
+            "variant": "tiny.onnxruntime-extended-fp32-cpu-b64-t1",
+            "digest": "0" * 64,
+            "reply": "infaas:reply:d",
+            "enqueued_at": time.time(),
+            "drop_after": 1.7e9,
+            "budget_ms": 20.0,
+            "request_id": "r",
+        },
+        {"x": x},
+    )
+    header, inputs = decode_frame(frame)
+    budget, drop = header.get("budget_ms"), header.get("drop_after")
+    enqueued = header.get("enqueued_at")
+    return (
+        float(budget) if isinstance(budget, int | float) else 20.0,
+        drop if isinstance(drop, int | float) else None,
+        float(enqueued) if isinstance(enqueued, int | float) else 0.0,
+        header.get("digest"),
+        inputs,
+    )
+
+
+def _reply_now(outputs: dict[str, np.ndarray]) -> object:
+    reply = Reply("1a", "cpu-h-9001", "answered", "tiny.v", 0.0123, 0.0456, 1)
+    got, out = Reply.decode(reply.encode(outputs))
+    return got.outcome == "refused", got.outcome, got.queue_ms, got.compute_ms, got.worker, out
+
+
+def _reply_before(outputs: dict[str, np.ndarray]) -> object:
+    head = {"id": "1a", "worker": "cpu-h-9001", "variant": "tiny.v", "queue_ms": 0.0123, "compute_ms": 0.0456}
+    header, out = decode_frame(encode_frame({**head, "batch_rows": 1}, outputs))
+    refused = "refused" in header
+    expired, error = header.get("expired"), "error" in header
+    return refused, expired, error, header["queue_ms"], header["compute_ms"], header["worker"], out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--calls", type=int, default=800, help="cold calls of each, interleaved")
@@ -121,6 +179,7 @@ def main() -> None:
     session = runtime._session
     assert session is not None
     names = [o.name for o in session.get_outputs()]
+    outputs = runtime.run({"x": x})
     pairs: list[tuple[str, dict[str, Callable[[], object]]]] = [
         (
             "range check of a float row (gateway)",
@@ -152,6 +211,20 @@ def main() -> None:
             {
                 "the C++ session (now)": lambda: runtime.run({"x": x}),
                 "the Python wrapper (before)": lambda: session.run(names, {"x": x}),
+            },
+        ),
+        (
+            "an order out and in (dispatcher → worker)",
+            {
+                "typed Order, encode and decode (now)": lambda: _order_now(x),
+                "header dict, decode_frame, .get (before)": lambda: _order_before(x),
+            },
+        ),
+        (
+            "a reply out and in (worker → dispatcher)",
+            {
+                "typed Reply, encode and decode (now)": lambda: _reply_now(outputs),
+                "header dict, decode_frame, .get (before)": lambda: _reply_before(outputs),
             },
         ),
         (
