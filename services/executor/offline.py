@@ -141,7 +141,9 @@ async def run_offline(request: Request) -> Response:
     """Body and answer are binary frames (`infaas.wire.frames`): header `{variant}` + the chunk's rows."""
     runner: OfflineRunner = request.app.state.offline
     header, inputs = decode_frame(await request.body())
-    vid = str(header.get("variant", ""))
+    vid = header.pop("variant", None)
+    if type(vid) is not str or header:
+        raise InvalidInput("an offline run's header is {variant: <variant id>}, nothing else")
     blob = await runner.host.redis.get(store.variant_key(vid))
     if blob is None:
         raise NotFound(f"no profiled variant {vid!r}", variant=vid)
