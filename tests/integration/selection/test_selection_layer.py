@@ -17,8 +17,7 @@ import redis.asyncio as aioredis
 from gateway.selection import feedback
 from gateway.selection.layer import Selected, answer
 from gateway.selection.store import SelectionStore
-from infaas.clients.envelope import InferResponse
-from infaas.clients.envelope import Answer, Query
+from infaas.clients.envelope import Answer, InferResponse, Query
 from infaas.core.errors import Conflict, DeadlineExceeded, InvalidInput, NotFound, RequirementsUnmet
 from infaas.policy.selection import Requirements
 from infaas.schemas.api import AppInternal, ModelInternal
