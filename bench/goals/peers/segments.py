@@ -157,9 +157,9 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "infaas/wire/messages.py",
-        '        head: dict[str, Any] = {"id": self.id, "worker": self.worker}\n',
-        '        head: dict[str, Any] = {"id": self.id, "worker": self.worker}\n'
-        "        head['_st'] = __import__('infaas._stamps', fromlist=['E']).E.pop(self.id, [])\n",
+        '            return encode_frame(head, outputs or {})\n        if self.outcome == "refused":\n',
+        "            head['_st'] = __import__('infaas._stamps', fromlist=['E']).E.pop(self.id, [])\n"
+        '            return encode_frame(head, outputs or {})\n        if self.outcome == "refused":\n',
     ),
     (
         "services/scheduler/push.py",
