@@ -163,7 +163,7 @@ def make_queries(n: int, rng: random.Random) -> list[tuple[Requirements, int]]:
     return [
         (
             Requirements(
-                latency_ms=round(math.exp(rng.uniform(0.0, math.log(200.0))), 3),
+                slo_ms=round(math.exp(rng.uniform(0.0, math.log(200.0))), 3),
                 min_accuracy=round(rng.uniform(0.5, 0.99), 3),
             ),
             rng.randint(1, 16),
@@ -205,7 +205,7 @@ def brute_force(
         lat = latency_at(v, rows)
         if req.min_accuracy is not None and v.accuracy < req.min_accuracy:
             continue
-        if req.latency_ms is not None and lat > req.latency_ms:
+        if req.slo_ms is not None and lat > req.slo_ms:
             continue
         placed = any((w.id, v.id) in state for w in snapshot.workers)
         for w in snapshot.workers:
@@ -230,7 +230,7 @@ def brute_force(
 
 def satisfies(v: VariantProfile, req: Requirements, rows: int) -> bool:
     return (req.min_accuracy is None or v.accuracy >= req.min_accuracy) and (
-        req.latency_ms is None or latency_at(v, rows) <= req.latency_ms
+        req.slo_ms is None or latency_at(v, rows) <= req.slo_ms
     )
 
 

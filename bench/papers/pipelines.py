@@ -117,11 +117,11 @@ def coarse(rate_qps: float) -> dict[str, StageConfig]:
     batch = 1
     while (
         all(batch * 2 <= v.max_batch for v in fastest.values())
-        and sum(v.latency_ms(batch * 2, tail=False) for v in fastest.values()) <= SLO_MS / 2
+        and sum(v.profiled_ms(batch * 2, tail=False) for v in fastest.values()) <= SLO_MS / 2
     ):
         batch *= 2
     unit = min(
-        batch / (v.latency_ms(batch, tail=False) / 1000) / s.scale
+        batch / (v.profiled_ms(batch, tail=False) / 1000) / s.scale
         for s, v in zip(SHAPES, fastest.values(), strict=True)
     )
     k = max(1, math.ceil(rate_qps / unit))
@@ -132,7 +132,7 @@ def tuner_schedules(
     configs: dict[str, StageConfig], planning: np.ndarray, trace: np.ndarray
 ) -> tuple[dict[str, list[tuple[float, int]]], float, int]:
     """Replica schedules from the tuner ticking every second over `trace`; the time-averaged cost; actions."""
-    service_s = sum(c.variant.latency_ms(c.batch, tail=False) for c in configs.values()) / 1000
+    service_s = sum(c.variant.profiled_ms(c.batch, tail=False) for c in configs.values()) / 1000
     envelope = planned_envelope(planning, service_s)
     # ρ_m at the highest 5 s rate of the planning trace: the plan was estimated to meet the SLO through
     # that peak, so its utilization there is what the tuner keeps (at the mean, every bit of noise above

@@ -103,14 +103,14 @@ def coarse(
 ) -> tuple[Config, int]:
     """The pipeline as one unit for `rate_qps`; also the replicas it takes without the cap at `workers`."""
     chosen = {
-        stage: min(profiles[model], key=lambda v: (v.latency_ms(1, tail=False), -v.max_batch))
+        stage: min(profiles[model], key=lambda v: (v.profiled_ms(1, tail=False), -v.max_batch))
         for stage, model in STAGES
     }
     sizes = set.intersection(*({p.batch for p in v.latencies} for v in chosen.values()))
-    fits = [b for b in sizes if sum(v.latency_ms(b, tail=False) for v in chosen.values()) <= SLO_MS / 2]
+    fits = [b for b in sizes if sum(v.profiled_ms(b, tail=False) for v in chosen.values()) <= SLO_MS / 2]
     batch = max(fits or [1])
     scales = {STAGES[0][0]: 1.0, STAGES[1][0]: scale}
-    unit = min(batch / (v.latency_ms(batch, tail=False) / 1000) / scales[s] for s, v in chosen.items())
+    unit = min(batch / (v.profiled_ms(batch, tail=False) / 1000) / scales[s] for s, v in chosen.items())
     k = max(1, math.ceil(rate_qps / unit))
     return {s: StageConfig(v, batch, min(k, workers)) for s, v in chosen.items()}, k
 

@@ -38,7 +38,7 @@ async def fastest_single_variant(redis_url: str, model: str) -> VariantProfile:
     batch_1 = [v for v in variants if v.model == model and v.max_batch == 1 and v.threads == 1]
     if not batch_1:
         raise SystemExit(f"no batch-1 single-thread variant of {model!r} is profiled")
-    return min(batch_1, key=lambda v: v.latency_ms(1, tail=False))
+    return min(batch_1, key=lambda v: v.profiled_ms(1, tail=False))
 
 
 def main() -> None:
@@ -64,7 +64,7 @@ def main() -> None:
         return np.array(result.ok_latencies_ms)
 
     replay(workloads.poisson(20, 2, seed=1))  # cold start outside the measured traces
-    compute = variant.latency_ms(1, tail=False)
+    compute = variant.profiled_ms(1, tail=False)
     for run in range(args.runs):
         calibration = replay(workloads.poisson(20, 10, seed=5))
         overhead = tuple(float(x) for x in np.maximum(0.0, calibration - compute))

@@ -288,10 +288,10 @@ def _with_defaults(asked: Requirements, app: AppInternal, *, pinned: bool) -> Re
     states no accuracy is answered only by variants as accurate as their model as registered
     (`at_reference`) unless the app is `lossy`, or the query pins a variant (it named the form it
     wants, int8 included)."""
-    latency = app.default_latency_ms if asked.latency_ms is None else asked.latency_ms
+    latency = app.default_latency_ms if asked.slo_ms is None else asked.slo_ms
     accuracy = app.default_min_accuracy if asked.min_accuracy is None else asked.min_accuracy
     at_reference = accuracy is None and not app.lossy and not pinned
-    if latency == asked.latency_ms and accuracy == asked.min_accuracy and at_reference == asked.at_reference:
+    if latency == asked.slo_ms and accuracy == asked.min_accuracy and at_reference == asked.at_reference:
         return asked  # nothing filled in: no new object on the hot path
     return Requirements(latency, accuracy, asked.max_cost, at_reference)
 

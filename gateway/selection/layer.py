@@ -76,7 +76,7 @@ async def answer(
     else:  # exp4: every model; single, personalized: its one model
         targets = list(range(len(models))) if selection.policy == "exp4" else [0]
     sent = _queries(selected, models, targets, tensors)
-    latency_ms = next(iter(sent.values())).requirements.latency_ms  # the app's default filled in
+    latency_ms = next(iter(sent.values())).requirements.slo_ms  # the app's default filled in
     budget_s = timeout_s if latency_ms is None else latency_ms / 1000
     asked = await _ask(sent, dispatch, names, budget_s - (clock() - start))
     if isinstance(asked, Answer):  # one model, and the app's default output for it (its SLO passed)

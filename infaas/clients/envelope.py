@@ -219,7 +219,7 @@ class Query(NamedTuple):
             "kind": self.kind,
             "target": self.target,
             "signature": self.signature,
-            "latency_ms": req.latency_ms,
+            "slo_ms": req.slo_ms,
             "min_accuracy": req.min_accuracy,
             "max_cost": req.max_cost,
             "at_reference": req.at_reference,
@@ -244,7 +244,7 @@ class Query(NamedTuple):
                 _text(header["target"]),
                 _text(header["signature"]),
                 Requirements(
-                    header["latency_ms"],
+                    header["slo_ms"],
                     header["min_accuracy"],
                     header["max_cost"],
                     bool(header["at_reference"]),

@@ -141,7 +141,7 @@ def publish_variants(
         pipe.set(variant_key(v.id), v.to_json_bytes())
         pipe.sadd(VARIANTS, v.id)
         pipe.sadd(app_variants_key(v.app), v.id)
-        pipe.zadd(model_index_key(v.model, "latency"), {v.id: v.latency_ms(1, tail=False)})
+        pipe.zadd(model_index_key(v.model, "latency"), {v.id: v.profiled_ms(1, tail=False)})
         pipe.zadd(model_index_key(v.model, "accuracy"), {v.id: v.accuracy})
         pipe.zadd(model_index_key(v.model, "cost"), {v.id: v.cost_per_query})
         count += 1

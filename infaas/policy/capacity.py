@@ -77,7 +77,7 @@ def slo_batch(v: VariantProfile, slo_ms: float | None, share: float = SLO_SHARE)
     fitting = [p.batch for p in v.latencies if p.batch <= v.max_batch and p.p99_ms <= share * slo_ms]
     if fitting:
         return max(fitting)
-    return 1 if v.latency_ms(1) <= slo_ms else 0
+    return 1 if v.profiled_ms(1) <= slo_ms else 0
 
 
 def throughput(v: VariantProfile, batch: float) -> float:
@@ -85,7 +85,7 @@ def throughput(v: VariantProfile, batch: float) -> float:
     never above the profiled saturation throughput."""
     if batch <= 0:
         return 0.0
-    p50 = v.latency_ms(math.ceil(batch), tail=False)
+    p50 = v.profiled_ms(math.ceil(batch), tail=False)
     if not math.isfinite(p50) or p50 <= 0:
         return v.saturation_qps
     return min(v.saturation_qps, batch * 1000.0 / p50)
@@ -127,7 +127,7 @@ def instance_capacity(
         service = _service_ms(v, batch, slowdown)
         return Capacity(throughput(v, limit) / slowdown, batch, service, None, min(float(batch), limit))
     # A variant only a lone query fits (its p99 needs more than `share` of the SLO) may use the whole SLO.
-    target = MEAN_SHARE * slo_ms if v.latency_ms(1) <= share * slo_ms else slo_ms
+    target = MEAN_SHARE * slo_ms if v.profiled_ms(1) <= share * slo_ms else slo_ms
     sizes = sorted({p.batch for p in v.latencies if p.batch < limit} | {max(1, math.ceil(limit))})
     best = Capacity(0.0, 0, 0.0, target)
     for b in sizes:
@@ -143,5 +143,5 @@ def instance_capacity(
 def _service_ms(v: VariantProfile, batch: int, slowdown: float) -> float:
     if batch <= 0:
         return 0.0
-    p50 = v.latency_ms(batch, tail=False)
+    p50 = v.profiled_ms(batch, tail=False)
     return p50 * slowdown if math.isfinite(p50) and p50 > 0 else 0.0

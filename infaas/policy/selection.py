@@ -31,7 +31,8 @@ Prefer = Literal["cost", "latency"]
 class Requirements:
     """What the query asks for; `None` means no constraint."""
 
-    latency_ms: float | None = None
+    slo_ms: float | None = None
+    """Its latency SLO (the API's `latency_ms`), ms."""
     min_accuracy: float | None = None
     max_cost: float | None = None
     """$ for this query: a variant's profiled $ per row (at saturation) × the query's rows."""
@@ -114,7 +115,7 @@ def accurate_enough(variant: VariantProfile, req: Requirements) -> bool:
 def meets(variant: VariantProfile, req: Requirements, rows: int) -> bool:
     if not accurate_enough(variant, req):
         return False
-    return req.latency_ms is None or variant.latency_ms(rows) <= req.latency_ms
+    return req.slo_ms is None or variant.profiled_ms(rows) <= req.slo_ms
 
 
 # Batch sizes at which candidate latencies are precomputed; a query of `rows` rows uses the next one up.
@@ -134,7 +135,7 @@ class CandidateIndex:
         self.cost = np.fromiter((v.cost_per_query for v in self.variants), dtype=np.float64, count=n)
         self.load_ms = np.fromiter((v.load_ms for v in self.variants), dtype=np.float64, count=n)
         self.latency = np.array(
-            [[v.latency_ms(b) for b in _BUCKETS] for v in self.variants], dtype=np.float64
+            [[v.profiled_ms(b) for b in _BUCKETS] for v in self.variants], dtype=np.float64
         ).reshape(n, len(_BUCKETS))
         # A unicode array, built once: ties break by id without converting ids on every query.
         self.ids = np.array([v.id for v in self.variants], dtype=str)
@@ -154,7 +155,7 @@ class CandidateIndex:
         column = self._by_rows.get(rows)
         if column is None:
             column = np.fromiter(
-                (v.latency_ms(rows) for v in self.variants), dtype=np.float64, count=len(self)
+                (v.profiled_ms(rows) for v in self.variants), dtype=np.float64, count=len(self)
             )
             self._by_rows[rows] = column
         return column
@@ -244,8 +245,8 @@ def _meeting(
     ok = np.ones(len(index), dtype=bool)
     if req.min_accuracy is not None:
         ok &= index.accuracy >= req.min_accuracy
-    if req.latency_ms is not None:
-        ok &= latency <= req.latency_ms
+    if req.slo_ms is not None:
+        ok &= latency <= req.slo_ms
     if req.max_cost is not None:
         ok &= index.cost * rows <= req.max_cost
     if not ok.any():
@@ -310,7 +311,7 @@ def _at_reference(
         f"{left_out} variant(s) less accurate than the registered model left out: the query states no "
         "accuracy and the app does not allow lossy variants (lossy: false)"
     )
-    loose = Requirements(req.latency_ms, req.min_accuracy, req.max_cost)
+    loose = Requirements(req.slo_ms, req.min_accuracy, req.max_cost)
     if not len(kept):
         closest = requirements_unmet(loose, rows, list(index.variants))
         raise RequirementsUnmet(f"{closest.message}: {why}", **closest.details)

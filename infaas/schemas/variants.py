@@ -60,9 +60,10 @@ class VariantProfile:
     (ParM, `infaas.policy.parity`): published apart from the model's variants (`store.PARITY_VARIANTS`),
     so selection never sees it; only the dispatcher's coder sends it parity queries."""
 
-    def latency_ms(self, rows: int, *, tail: bool = True) -> float:
-        """Expected latency of a query of `rows` rows: the measured point at the next batch size up,
-        and whole max-size batches run back to back for queries larger than the max batch."""
+    def profiled_ms(self, rows: int, *, tail: bool = True) -> float:
+        """Expected latency of a query of `rows` rows, as profiled (p99; `tail=False`: p50): the measured
+        point at the next batch size up, and whole max-size batches run back to back for queries larger
+        than the max batch."""
         if not self.latencies:
             return math.inf
         runs = 1

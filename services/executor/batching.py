@@ -96,8 +96,8 @@ def batch_delay(
     Pure: the consumer (services/executor/consumers.py) applies it, the heartbeat reports it."""
     if limit <= 1 or cap_ms <= 0:
         return Delay(0.0, 1, "batches of one query (no batch mates to wait for)")
-    lat1 = profile.latency_ms(1, tail=False)
-    latb = profile.latency_ms(limit, tail=False)
+    lat1 = profile.profiled_ms(1, tail=False)
+    latb = profile.profiled_ms(limit, tail=False)
     if not (0 < lat1 < float("inf")) or not latb < float("inf"):
         return Delay(0.0, 1, "no profiled latency to weigh a wait against")
     per_row = max(0.0, (latb - lat1) / (limit - 1))
@@ -110,7 +110,7 @@ def batch_delay(
         return Delay(0.0, 1, f"offered {offered_rps:.0f} rows/s, {load:.0%} of one-at-a-time capacity")
     target = limit if per_row <= 0 else max(2, min(limit, math.ceil(fixed / per_row)))
     fill_ms = (target - 1) / offered_rps * 1000
-    room_ms = min(cap_ms, slo_ms / 4, slo_ms - profile.latency_ms(target))
+    room_ms = min(cap_ms, slo_ms / 4, slo_ms - profile.profiled_ms(target))
     wait = min(fill_ms, room_ms)
     if wait <= 0:
         return Delay(0.0, 1, f"no room in the {slo_ms:.0f} ms SLO to wait for batch mates")

@@ -135,7 +135,7 @@ class InstanceMonitor:
         self._served += rows
         self._batches += 1
         self._compute_ms += compute_ms
-        expected = self.profile.latency_ms(rows, tail=False)
+        expected = self.profile.profiled_ms(rows, tail=False)
         if expected > 0:
             ratio = compute_ms / expected
             self._slowdowns.append(ratio if compute_ms - expected >= self.min_excess_ms else min(ratio, 1.0))

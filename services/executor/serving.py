@@ -129,7 +129,7 @@ async def serve_queries(
 
 def runs_inline(worker: Worker, instance: Instance, rows: int) -> bool:
     """Whether a batch of `rows` runs on the event loop (`_run`) rather than on the instance's thread."""
-    return instance.profile.latency_ms(rows) <= worker.inline_ms
+    return instance.profile.profiled_ms(rows) <= worker.inline_ms
 
 
 def serve_inline(

@@ -24,17 +24,17 @@ def missed(decision: Decision, query: Query, arrived: float) -> Answer:
     if RULES[query.policy].on_miss == "default_output":
         metrics.FAILURES.labels("slo_default").inc()
         reason = (
-            f"the query missed its {query.requirements.latency_ms} ms SLO after {waited} ms: answered "
+            f"the query missed its {query.requirements.slo_ms} ms SLO after {waited} ms: answered "
             "the app's default output (app policy: default)"
         )
         return default_answer(decision, query, arrived, reason)
     metrics.FAILURES.labels("slo_error").inc()
-    latency_ms = query.requirements.latency_ms
+    slo_ms = query.requirements.slo_ms
     raise DeadlineExceeded(
-        f"the query missed its {latency_ms} ms SLO (app policy: error)",
+        f"the query missed its {slo_ms} ms SLO (app policy: error)",
         variant=decision.variant.id,
         waited_ms=waited,
-        latency_ms=latency_ms,
+        latency_ms=slo_ms,  # the API's name for the SLO the query stated
     )
 
 
@@ -68,7 +68,7 @@ def answer(
     default: bool = False,
 ) -> Answer:
     total_ms = (time.perf_counter() - arrived) * 1000
-    slo_met = None if req.latency_ms is None else (total_ms <= req.latency_ms and not default)
+    slo_met = None if req.slo_ms is None else (total_ms <= req.slo_ms and not default)
     if slo_met is not None and not default:
         BUFFER.inc(metrics.SLO_MET[slo_met])
     variant = decision.variant

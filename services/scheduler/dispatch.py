@@ -277,7 +277,7 @@ class Dispatcher:
     ) -> Answer:
         """Send the query (again, to another worker, when one refuses it or is lost) and wait for its
         reply as long as its app's SLO policy wants the answer (`infaas.policy.slo_miss`)."""
-        slo_ms = query.requirements.latency_ms
+        slo_ms = query.requirements.slo_ms
         wait = wait_for(RULES[query.policy], arrived=arrived, slo_ms=slo_ms, timeout_s=self.timeout_s)
         # The worker's clock is the wall clock: it skips the order if it picks it up after this.
         drop_after = time.time() + (wait.give_up_at - time.perf_counter()) if wait.at_deadline else None

@@ -61,10 +61,10 @@ class AdmissionGate:
         its policy runs a predicted miss anyway, it is only predicted (its answer still teaches)."""
         req = query.requirements
         miss = RULES[query.policy]
-        slo_ms = req.latency_ms if req.latency_ms is not None else self.default_slo_ms
+        slo_ms = req.slo_ms if req.slo_ms is not None else self.default_slo_ms
         deadline_ms = slo_ms - (time.perf_counter() - arrived) * 1000  # left of it, from now
         prediction = self.predict(decision.variant, rows, deadline_ms)
-        if prediction.admits or (req.latency_ms is None and miss.on_predicted_miss == "run_anyway"):
+        if prediction.admits or (req.slo_ms is None and miss.on_predicted_miss == "run_anyway"):
             BUFFER.inc(metrics.ADMITTED["admitted"])
             return decision, prediction
         tried = [(decision, prediction)]
@@ -100,7 +100,7 @@ class AdmissionGate:
             variant=variant.id,
             rows=rows,
             rows_ahead=self.rows_in_flight[variant.id],
-            profiled_ms=variant.latency_ms(rows, tail=False),
+            profiled_ms=variant.profiled_ms(rows, tail=False),
             service=self.service_times.of(variant),
             deadline_ms=deadline_ms,
             done_ms=done_ms,

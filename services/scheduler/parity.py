@@ -107,8 +107,8 @@ class ParityCoder:
                 return result
             if not member.recon.done():  # its own dispatch failed: a reconstruction may still come
                 deadline = arrived + (
-                    query.requirements.latency_ms / 1000
-                    if query.requirements.latency_ms is not None
+                    query.requirements.slo_ms / 1000
+                    if query.requirements.slo_ms is not None
                     else self.timeout_s
                 )
                 try:

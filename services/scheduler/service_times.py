@@ -49,7 +49,7 @@ class ServiceTime:
         first window of answers."""
         if variant.saturation_qps > 0:
             return cls(ms_per_row=1000.0 / variant.saturation_qps)
-        return cls(ms_per_row=variant.latency_ms(variant.max_batch, tail=False) / max(1, variant.max_batch))
+        return cls(ms_per_row=variant.profiled_ms(variant.max_batch, tail=False) / max(1, variant.max_batch))
 
     @property
     def mean_margin_ms(self) -> float:

@@ -54,7 +54,7 @@ def test_a_replayed_trace_is_answered_whole_and_simulated_from_the_real_profile(
     variants = asyncio.run(_variants(running.settings.redis_url))
     small = sorted(
         (v for v in variants.values() if v.model == "small" and v.max_batch == 1 and v.threads == 1),  # type: ignore[attr-defined]
-        key=lambda v: v.latency_ms(1, tail=False),  # type: ignore[attr-defined]
+        key=lambda v: v.profiled_ms(1, tail=False),  # type: ignore[attr-defined]
     )
     assert small, "no batch-1 single-thread variant of `small` was profiled"
     variant = small[0]
@@ -81,7 +81,7 @@ def test_a_replayed_trace_is_answered_whole_and_simulated_from_the_real_profile(
         assert len(result.records) == len(trace)  # every query's latency and outcome recorded
         return np.array(result.ok_latencies_ms)
 
-    compute = variant.latency_ms(1, tail=False)  # type: ignore[attr-defined]
+    compute = variant.profiled_ms(1, tail=False)  # type: ignore[attr-defined]
 
     # Calibration (another trace, another rate): the serving path's overhead distribution on this
     # machine, i.e. measured latency minus the profiled compute time.

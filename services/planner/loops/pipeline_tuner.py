@@ -81,7 +81,7 @@ def tuning_for(plan: PipelinePlan, variants: dict[str, VariantProfile], now: flo
         if v is None:
             return None  # a planned variant no longer published: nothing to tune until it is re-planned
         config = StageConfig(v, s.batch, s.replicas)
-        service_s += v.latency_ms(s.batch, tail=False) / 1000
+        service_s += v.profiled_ms(s.batch, tail=False) / 1000
         rho = peak * s.scale / (s.replicas * config.rows_per_s())
         stages.append(policy.StageTuning(s.stage, s.scale, config.rows_per_s(), max(rho, 1e-3)))
     envelope = policy.planned_envelope(trace, max(service_s, 1.0))

@@ -84,7 +84,7 @@ def eligible(v: VariantProfile, terms: AppTerms) -> bool:
         return False
     if terms.min_accuracy is None and not terms.lossy and v.accuracy < (v.reference_accuracy or 0.0):
         return False
-    return terms.slo_ms is None or v.latency_ms(1) <= terms.slo_ms
+    return terms.slo_ms is None or v.profiled_ms(1) <= terms.slo_ms
 
 
 def _task_tag(task: str) -> str:

@@ -88,7 +88,7 @@ def plan(
                 {}, math.nan, math.nan, False, f"stage {stage.shape.name!r}: no variant meets its floor"
             )
     configs = {
-        s.shape.name: StageConfig(min(s.variants, key=lambda v: v.latency_ms(1, tail=False)), 1, 1)
+        s.shape.name: StageConfig(min(s.variants, key=lambda v: v.profiled_ms(1, tail=False)), 1, 1)
         for s in stages
     }
     # 1. Feasibility: replicas at the bottleneck until the estimated P99 meets the SLO.

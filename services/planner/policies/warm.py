@@ -34,7 +34,7 @@ def _price(v: VariantProfile) -> tuple[float, float, float, str]:
     """Cheapest to keep first (C, hardware $/s of one instance: what a downgrade weighs, so the scaling
     policy has no cheaper variant to move the idle instance to), then the fastest at one row, the
     quickest to load."""
-    return (cost_per_s(v), v.latency_ms(1), v.load_ms, v.id)
+    return (cost_per_s(v), v.profiled_ms(1), v.load_ms, v.id)
 
 
 def _defaults(demand: ModelDemand) -> str:
@@ -102,7 +102,7 @@ def warm_up(
                 loads=tuple(loads),
                 cost=cost,
                 reason=f"{why}: loading {what}; {chosen.id} is the cheapest to keep that meets them "
-                f"({fmt_cost(cost_per_s(chosen))}, {chosen.latency_ms(1):.3f} ms p99 at one row, accuracy "
+                f"({fmt_cost(cost_per_s(chosen))}, {chosen.profiled_ms(1):.3f} ms p99 at one row, accuracy "
                 f"{chosen.accuracy:.4f}; {len(fitting)} variant(s) eligible)",
             )
         )

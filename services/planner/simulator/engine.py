@@ -241,7 +241,7 @@ class _Run:
                 arr,
                 t,
                 t_end,
-                requirements=Requirements(latency_ms=model.slo_ms, min_accuracy=model.min_accuracy),
+                requirements=Requirements(slo_ms=model.slo_ms, min_accuracy=model.min_accuracy),
                 snapshot=snapshot,
                 index=self.indexes[model.name],
                 instances=self.instances,

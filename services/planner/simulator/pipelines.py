@@ -47,11 +47,11 @@ class StageConfig:
     replicas: int
 
     def service_s(self) -> list[float]:
-        return [self.variant.latency_ms(rows, tail=False) / 1000 for rows in range(1, self.batch + 1)]
+        return [self.variant.profiled_ms(rows, tail=False) / 1000 for rows in range(1, self.batch + 1)]
 
     def rows_per_s(self) -> float:
         """μ: what one replica carries running full batches."""
-        return self.batch / (self.variant.latency_ms(self.batch, tail=False) / 1000)
+        return self.batch / (self.variant.profiled_ms(self.batch, tail=False) / 1000)
 
 
 @dataclass(frozen=True)

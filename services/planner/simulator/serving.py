@@ -72,7 +72,7 @@ def serve_tick(
         n = max(1, sum(1 for i in hosts if i.ready_at <= t_end))
         # Each instance serves at the batch its traffic forms under the SLO (infaas/policy/capacity.py's
         # service rate), not at the max-batch saturation an idle profile measured.
-        mu = n * (service_rate(v, requirements.latency_ms) or v.saturation_qps)
+        mu = n * (service_rate(v, requirements.slo_ms) or v.saturation_qps)
         q = queues.setdefault(v.id, VariantQueue())
         start = max(q.free_at, min(i.ready_at for i in hosts), t)
         # Room: what the instances finish this tick plus the scheduler's queue limit (a loading
@@ -88,8 +88,8 @@ def serve_tick(
         q.free_at = float(d[-1])
         wait = np.maximum(0.0, d - a - 1.0 / mu)
         batch = np.minimum(v.max_batch, 1 + np.floor(wait * v.saturation_qps)).astype(int)
-        p50 = np.array([v.latency_ms(int(b), tail=False) for b in range(1, v.max_batch + 1)])
-        p99 = np.array([v.latency_ms(int(b)) for b in range(1, v.max_batch + 1)])
+        p50 = np.array([v.profiled_ms(int(b), tail=False) for b in range(1, v.max_batch + 1)])
+        p99 = np.array([v.profiled_ms(int(b)) for b in range(1, v.max_batch + 1)])
         sigma = np.log(np.maximum(p99, p50 * 1.0001) / p50) / 2.326
         compute = p50[batch - 1] * np.exp(sigma[batch - 1] * rng.standard_normal(a.size))
         if overhead_samples_ms:

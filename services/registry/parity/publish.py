@@ -37,7 +37,7 @@ def parity_profile(
     ]
     if not bases:
         return None
-    base = min(bases, key=lambda p: (p.latency_ms(1, tail=False), p.id))
+    base = min(bases, key=lambda p: (p.profiled_ms(1, tail=False), p.id))
     return replace(
         base,
         id=parity_vid(model.name, row.k, row.generation),

@@ -58,7 +58,7 @@ async def test_a_burst_beyond_one_instance_is_replicated_within_seconds(
 
             async def one(i: int) -> None:
                 query = Query(
-                    "model", "wide", f"features:float32:{FEATURES}", Requirements(latency_ms=SLO_MS),
+                    "model", "wide", f"features:float32:{FEATURES}", Requirements(slo_ms=SLO_MS),
                     {"features": x}, f"q{i}", "shop", policy="error", cache=False,
                 )  # fmt: skip
                 try:

@@ -167,7 +167,7 @@ async def served(executor: tuple[Settings, str, bytes]) -> AsyncIterator[Served]
 
 
 def _query(x: np.ndarray, i: int, policy: str) -> Query:
-    asked = Requirements(latency_ms=SLO_MS)
+    asked = Requirements(slo_ms=SLO_MS)
     return Query(
         "model",
         "wide",

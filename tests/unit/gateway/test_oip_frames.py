@@ -54,10 +54,10 @@ def query(
 def test_model_query_carries_requirements_pin_and_the_apps_policy() -> None:
     m = model("m", X4)
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
-    q = query(app([m]), m, {"x": x}, Requirements(latency_ms=20.0), variant="m.v1")
+    q = query(app([m]), m, {"x": x}, Requirements(slo_ms=20.0), variant="m.v1")
     assert q.kind == "model" and q.target == "m" and q.variant == "m.v1"
     # The app's defaults fill in what the query leaves open, on /v2 as on /v1 (its latency stays its own).
-    assert q.requirements == Requirements(latency_ms=20.0, min_accuracy=0.9)
+    assert q.requirements == Requirements(slo_ms=20.0, min_accuracy=0.9)
     assert q.policy == "best_effort" and q.app == "shop" and q.request_id == "r1"
     np.testing.assert_array_equal(q.tensors["x"], x)
 
@@ -69,7 +69,7 @@ def test_app_query_picks_the_signature_that_fits_and_fills_in_defaults() -> None
     x = np.ones((1, 4), dtype=np.float32)
     q = query(shop, None, {"x": x}, Requirements(min_accuracy=0.5))
     assert q.kind == "app" and q.signature == Signature.from_json(X4).key
-    assert q.requirements == Requirements(latency_ms=50.0, min_accuracy=0.5)
+    assert q.requirements == Requirements(slo_ms=50.0, min_accuracy=0.5)
     np.testing.assert_array_equal(q.tensors["x"], x)
     with pytest.raises(InvalidInput, match="must have shape"):
         query(shop, None, {"x": np.ones((1, 3), np.float32)}, Requirements())

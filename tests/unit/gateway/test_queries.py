@@ -62,7 +62,7 @@ def test_parse_body_accepts_a_query() -> None:
     body = orjson.dumps({"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8})
     assert parse_body(body) == (
         {"inputs": [[1, 2, 3, 4]], "latency_ms": 20, "min_accuracy": 0.8},
-        Stated(Requirements(latency_ms=20, min_accuracy=0.8)),
+        Stated(Requirements(slo_ms=20, min_accuracy=0.8)),
     )
 
 
@@ -231,7 +231,7 @@ def test_model_query_fields_and_arrays_and_its_frame() -> None:
         kind="model",
         target="clf",
         signature="x:float32:4",
-        requirements=Requirements(latency_ms=15, at_reference=True),
+        requirements=Requirements(slo_ms=15, at_reference=True),
         tensors={},
         request_id="r1",
         app="shop",
@@ -253,7 +253,7 @@ def test_app_query_picks_the_matching_signature_and_applies_defaults() -> None:
     rows = [list(range(8)), list(range(8, 16))]
     query = app_query(shop, {"inputs": rows})
     assert (query.kind, query.target, query.signature) == ("app", "shop", "x:float32:8")
-    assert query.requirements == Requirements(latency_ms=50.0, min_accuracy=0.9)
+    assert query.requirements == Requirements(slo_ms=50.0, min_accuracy=0.9)
     assert (query.app, query.policy, query.cache, query.prefer, query.variant) == (
         "shop",
         "best_effort",
@@ -268,7 +268,7 @@ def test_app_query_picks_the_matching_signature_and_applies_defaults() -> None:
 def test_app_query_values_override_defaults_even_zero() -> None:
     shop = app([model("small", X4)], latency=50.0, accuracy=0.9)
     query = app_query(shop, {"inputs": [[1, 2, 3, 4]], "latency_ms": 5, "min_accuracy": 0})
-    assert query.requirements.latency_ms == 5
+    assert query.requirements.slo_ms == 5
     assert query.requirements.min_accuracy == 0  # an explicit 0 is not "no value"
 
 
@@ -284,9 +284,9 @@ def test_model_query_applies_the_apps_default_latency_and_accuracy() -> None:
     # An app that asks for accuracy 1.0: a named-model query stating none must carry it too.
     owner = app([], latency=40.0, accuracy=1.0)
     query = model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]]})
-    assert query.requirements == Requirements(latency_ms=40.0, min_accuracy=1.0)
+    assert query.requirements == Requirements(slo_ms=40.0, min_accuracy=1.0)
     stated = model_query(model("clf", X4), owner, {"inputs": [[1, 2, 3, 4]], "min_accuracy": 0.5})
-    assert stated.requirements == Requirements(latency_ms=40.0, min_accuracy=0.5)
+    assert stated.requirements == Requirements(slo_ms=40.0, min_accuracy=0.5)
     # Both transports read the same Query: the frame carries what the gateway filled in.
     assert Query.decode(query.encode()).requirements == query.requirements
 

@@ -105,7 +105,7 @@ def test_the_oip_route_takes_the_declared_parameters_and_refuses_the_others() ->
     params = {"latency_ms": 5, "min_accuracy": 0.5, "max_cost": 1, "variant": "m.v", "task": "regression"}
     assert set(params) == OIP_PARAMETERS
     asked = oip_stated(params, model_less=False)
-    assert (asked.requirements.latency_ms, asked.variant, asked.task) == (5, "m.v", "regression")
+    assert (asked.requirements.slo_ms, asked.variant, asked.task) == (5, "m.v", "regression")
     for extra in ({"user": "u1"}, {"priority": 1}):
         with pytest.raises(InvalidInput, match="unknown request parameters"):
             oip_stated({**params, **extra}, model_less=False)

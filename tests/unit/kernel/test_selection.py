@@ -35,25 +35,25 @@ LADDER = ((1, 1.0, 2.0), (2, 1.5, 2.5), (4, 3.0, 4.0))
 )
 def test_latency_uses_next_batch_up_and_runs_back_to_back(rows: int, expected: float) -> None:
     v = variant("v", latencies=LADDER, max_batch=4)
-    assert v.latency_ms(rows) == pytest.approx(expected)
+    assert v.profiled_ms(rows) == pytest.approx(expected)
 
 
 def test_latency_tail_false_uses_p50() -> None:
     v = variant("v", latencies=LADDER, max_batch=4)
-    assert v.latency_ms(1, tail=False) == pytest.approx(1.0)
-    assert v.latency_ms(3, tail=False) == pytest.approx(3.0)
-    assert v.latency_ms(10, tail=False) == pytest.approx(3 * 3.0)
+    assert v.profiled_ms(1, tail=False) == pytest.approx(1.0)
+    assert v.profiled_ms(3, tail=False) == pytest.approx(3.0)
+    assert v.profiled_ms(10, tail=False) == pytest.approx(3 * 3.0)
 
 
 def test_latency_beyond_last_measured_point_uses_last_point() -> None:
     # Measured only up to batch 2 but allowed batches of 4: a 3-row query is priced at the last point.
     v = variant("v", latencies=((1, 1.0, 2.0), (2, 1.5, 2.5)), max_batch=4)
-    assert v.latency_ms(3) == pytest.approx(2.5)
+    assert v.profiled_ms(3) == pytest.approx(2.5)
 
 
 def test_latency_of_unprofiled_variant_is_infinite() -> None:
     v = variant("v", latencies=(), max_batch=4)
-    assert math.isinf(v.latency_ms(1))
+    assert math.isinf(v.profiled_ms(1))
 
 
 # --- meets --------------------------------------------------------------------------------------------
@@ -62,14 +62,14 @@ def test_latency_of_unprofiled_variant_is_infinite() -> None:
 def test_meets_checks_tail_latency_and_accuracy() -> None:
     v = variant("v", accuracy=0.9, latencies=((1, 5.0, 9.0),))
     assert meets(v, Requirements(), 1)
-    assert meets(v, Requirements(latency_ms=9.0, min_accuracy=0.9), 1)  # both bounds inclusive
-    assert not meets(v, Requirements(latency_ms=8.0), 1)  # p50 5 fits, p99 9 does not
+    assert meets(v, Requirements(slo_ms=9.0, min_accuracy=0.9), 1)  # both bounds inclusive
+    assert not meets(v, Requirements(slo_ms=8.0), 1)  # p50 5 fits, p99 9 does not
     assert not meets(v, Requirements(min_accuracy=0.91), 1)
 
 
 def test_meets_depends_on_the_row_count() -> None:
     v = variant("v", latencies=((1, 1.0, 2.0), (4, 3.0, 4.0)), max_batch=4)
-    req = Requirements(latency_ms=10.0)
+    req = Requirements(slo_ms=10.0)
     assert meets(v, req, 8)  # 2 × 4 ms
     assert not meets(v, req, 12)  # 3 × 4 ms = 12 ms
 
@@ -82,7 +82,7 @@ def test_active_instance_preferred_over_faster_inactive_variant() -> None:
     fast = variant("fast", latencies=((1, 0.5, 1.0),), load_ms=1.0)
     snap = snapshot([slow, fast], instances=(InstanceView("w1", "slow", "active"),))
 
-    decision = get_variant(Requirements(latency_ms=20.0), 1, [slow, fast], snap)
+    decision = get_variant(Requirements(slo_ms=20.0), 1, [slow, fast], snap)
 
     assert decision.action == "active"
     assert decision.variant.id == "slow"

@@ -93,7 +93,7 @@ def test_requirements_unmet_names_the_closest_achievable() -> None:
     b = variant("b", accuracy=0.80, latencies=((1, 4.0, 5.0),))
     c = variant("c", accuracy=0.90, latencies=((1, 15.0, 20.0),))
     with pytest.raises(RequirementsUnmet) as info:
-        get_variant(Requirements(latency_ms=10.0, min_accuracy=0.9), 1, [a, b, c], snapshot([a, b, c]))
+        get_variant(Requirements(slo_ms=10.0, min_accuracy=0.9), 1, [a, b, c], snapshot([a, b, c]))
     err = info.value
     assert err.status == 422
     assert err.code == "requirements_unmet"
@@ -120,9 +120,9 @@ def test_requirements_unmet_names_the_closest_achievable() -> None:
 @pytest.mark.parametrize(
     ("req", "unmet"),
     [
-        (Requirements(latency_ms=1.0), ["latency"]),
+        (Requirements(slo_ms=1.0), ["latency"]),
         (Requirements(min_accuracy=0.99), ["accuracy"]),
-        (Requirements(latency_ms=1.0, min_accuracy=0.99), ["latency", "accuracy"]),
+        (Requirements(slo_ms=1.0, min_accuracy=0.99), ["latency", "accuracy"]),
     ],
 )
 def test_requirements_unmet_names_real_numbers_whichever_requirement_fails(
@@ -145,7 +145,7 @@ def test_requirements_unmet_with_nothing_fast_enough() -> None:
     a = variant("a", accuracy=0.95, latencies=((1, 40.0, 50.0),))
     b = variant("b", accuracy=0.80, latencies=((1, 4.0, 5.0),))
     with pytest.raises(RequirementsUnmet) as info:
-        get_variant(Requirements(latency_ms=1.0), 1, [a, b], snapshot([a, b]))
+        get_variant(Requirements(slo_ms=1.0), 1, [a, b], snapshot([a, b]))
     closest = info.value.details["closest"]
     # Nothing is within 1 ms, so there is no "accuracy within the latency" to name; the fastest is.
     assert "max_accuracy_within_latency" not in closest
@@ -155,7 +155,7 @@ def test_requirements_unmet_with_nothing_fast_enough() -> None:
 def test_requirements_unmet_uses_latency_at_the_query_rows() -> None:
     v = variant("v", accuracy=0.9, latencies=((1, 1.0, 2.0), (4, 3.0, 4.0)), max_batch=4)
     with pytest.raises(RequirementsUnmet) as info:
-        get_variant(Requirements(latency_ms=10.0), 10, [v], snapshot([v]))  # 3 × 4 ms = 12 ms
+        get_variant(Requirements(slo_ms=10.0), 10, [v], snapshot([v]))  # 3 × 4 ms = 12 ms
     assert info.value.details["closest"]["best_latency_ms"] == 12.0
     assert info.value.details["closest"]["fastest"]["latency_ms"] == 12.0
 
@@ -163,7 +163,7 @@ def test_requirements_unmet_uses_latency_at_the_query_rows() -> None:
 def test_requirements_unmet_with_unprofiled_latency_says_so() -> None:
     v = variant("v", accuracy=0.5, latencies=(), max_batch=1)
     with pytest.raises(RequirementsUnmet) as info:
-        get_variant(Requirements(latency_ms=10.0), 1, [v], snapshot([v]))
+        get_variant(Requirements(slo_ms=10.0), 1, [v], snapshot([v]))
     closest = info.value.details["closest"]
     assert closest["best_latency_ms"] is None  # infinite latency is not reported as a number
     assert closest["fastest"]["latency_ms"] is None
@@ -185,11 +185,11 @@ def test_dominated_variants_are_skipped_unless_nothing_else_satisfies() -> None:
     dominated = replace(variant("dominated", accuracy=0.95, load_ms=1.0), dominated=True)
     better = variant("better", accuracy=0.95, load_ms=50.0)
     snap = Snapshot(workers=(worker("w1"),))
-    decision = get_variant(Requirements(latency_ms=5, min_accuracy=0.9), 1, [dominated, better], snap)
+    decision = get_variant(Requirements(slo_ms=5, min_accuracy=0.9), 1, [dominated, better], snap)
     assert decision.variant.id == "better"
     # Only the dominated one meets a stricter bound at this batch: it is still used, not refused.
     slow_better = variant("slow", accuracy=0.95, latencies=((1, 10.0, 20.0),))
-    fallback = get_variant(Requirements(latency_ms=5), 1, [dominated, slow_better], snap)
+    fallback = get_variant(Requirements(slo_ms=5), 1, [dominated, slow_better], snap)
     assert fallback.variant.id == "dominated"
 
 
@@ -215,7 +215,7 @@ def test_prefer_orders_active_variants_by_cost_or_latency() -> None:
         instances=(InstanceView("w1", "cheap", "active"), InstanceView("w1", "dear", "active")),
         workers=(worker("w1"),),
     )
-    req = Requirements(latency_ms=10)
+    req = Requirements(slo_ms=10)
     by_cost = get_variant(req, 1, [cheap_slow, dear_fast], snap, prefer="cost")
     assert by_cost.variant.id == "cheap" and "cheapest" in by_cost.reason
     by_latency = get_variant(req, 1, [cheap_slow, dear_fast], snap, prefer="latency")
@@ -245,7 +245,7 @@ def test_candidate_index_matches_the_per_variant_latency_model() -> None:
     ]
     index = CandidateIndex(vs)
     for rows in (1, 2, 3, 4, 5, 9, 16, 17, 40):
-        assert list(index.latency_at(rows)) == [v.latency_ms(rows) for v in vs], rows
+        assert list(index.latency_at(rows)) == [v.profiled_ms(rows) for v in vs], rows
 
 
 def test_max_cost_caps_the_query_cost_at_its_row_count() -> None:
@@ -259,7 +259,7 @@ def test_max_cost_caps_the_query_cost_at_its_row_count() -> None:
     )
     # Fastest first, but a cap of $5e-6 per query rules the dear one out ($1e-5 a row).
     capped = get_variant(
-        Requirements(latency_ms=10, max_cost=5e-6), 1, [cheap_slow, dear_fast], snap, prefer="latency"
+        Requirements(slo_ms=10, max_cost=5e-6), 1, [cheap_slow, dear_fast], snap, prefer="latency"
     )
     assert capped.variant.id == "cheap"
     # 8 rows of the cheap one cost $8e-6: over a $5e-6 cap, so nothing meets the query.

@@ -60,7 +60,7 @@ def test_an_unmet_latency_among_the_kept_ones_also_names_the_floor() -> None:
     slow_fp32 = dataclasses.replace(IRIS_FP32, latencies=variant("s", latencies=((1, 50.0, 60.0),)).latencies)
     pool = [slow_fp32, IRIS_INT8]
     with pytest.raises(RequirementsUnmet) as info:
-        get_variant(Requirements(latency_ms=10, at_reference=True), 1, pool, snapshot(pool))
+        get_variant(Requirements(slo_ms=10, at_reference=True), 1, pool, snapshot(pool))
     assert "less accurate than the registered model left out" in info.value.message
 
 

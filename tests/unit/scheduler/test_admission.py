@@ -162,7 +162,7 @@ def test_the_margin_adds_the_spread_of_answers() -> None:
 def _shed_query(policy: str) -> Query:
     x = np.zeros((2, 4), dtype=np.float32)
     return Query(
-        "model", "m", "x:float32:4", Requirements(latency_ms=50.0), {"x": x}, "r1", "a",
+        "model", "m", "x:float32:4", Requirements(slo_ms=50.0), {"x": x}, "r1", "a",
         policy=policy, default_output={"y": [0.25, 0.75]}, cache=False,
     )  # fmt: skip
 
