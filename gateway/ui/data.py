@@ -140,7 +140,7 @@ def load_sampler(state: GatewayState) -> timeline.LoadSampler:
         # Only the series a chart point needs, read where they are: this process's own collected
         # families (no text rendered or parsed), and the scheduler service's when it runs apart (its
         # text filtered before parsing). Rendering, scraping and parsing every process's full exposition
-        # took ~15 ms of the query path's event loop every sample (bench/peers/ab_setting.py).
+        # took ~15 ms of the query path's event loop every sample (bench/goals/peers/ab_setting.py).
         nonlocal http
         own = live.collected(families(), live.CHART_SAMPLES)
         if not isinstance(state.scheduler, SchedulerClient):

@@ -2,7 +2,7 @@
 pre-encoded request heads, Content-Length bodies only.
 
 httpx is the typed client everywhere else; on the query path its per-request machinery costs several
-times what this hop needs (`bench/baseline_latency.py` measures it).
+times what this hop needs (`bench/diagnostics/baseline_latency.py` measures it).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def concurrency_for(
     `batched_rps`: what the instance carries under the SLO one batch at a time *with batching*
     (`infaas.policy.capacity.instance_capacity`). The concurrency profile is of batch-1 requests, and
     an instance that batches carries far more than 1/S at c = 1 (the executor's batch amortizes the
-    run: bench/concurrency_serving.py saw c = 1 and 2 alike at 600 req/s where the batch-1 model
+    run: bench/papers/concurrency_serving.py saw c = 1 and 2 alike at 600 req/s where the batch-1 model
     saturates at 578); while batching covers the rate with the same headroom, one at a time."""
     if len(mean_ms) < 2 or not all(math.isfinite(m) and m > 0 for m in mean_ms):
         return None

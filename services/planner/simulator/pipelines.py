@@ -12,7 +12,7 @@ The serving path itself (gateway and dispatcher: HTTP, deserialization, routing,
 its CPU per hop) is a constant delay per hop by default, as InferLine has it. With `path_servers` > 0
 it is also a queue: `path_servers` FIFO servers every query holds for its hops' work (hops × overhead,
 the stages it visits) before entering the root stage. Under bursty arrivals that queue is where the
-tail of a pipeline of fast models forms (bench/pipelines.py --mode real: at CV 4 the constant-delay
+tail of a pipeline of fast models forms (bench/papers/pipelines.py --mode real: at CV 4 the constant-delay
 estimate missed the real P99 by 6×).
 """
 

@@ -138,7 +138,7 @@ def test_torchscript_matches_onnx(
 
 
 def test_second_build_is_a_cache_hit(models: dict[str, DemoModel], cache_dir: Path) -> None:
-    # Nothing rewritten is what makes the hit cheap; its time is measured by bench/demo_models.py.
+    # Nothing rewritten is what makes the hit cheap; its time is measured by bench/diagnostics/demo_models.py.
     files = sorted(p for p in cache_dir.iterdir() if p.name != ".demo.lock")
     before = {p: p.stat().st_mtime_ns for p in files}
     again = build_demo_models(cache_dir)
