@@ -85,25 +85,7 @@ async def run(
         )
         answer = await dispatch(query)
         outputs[name] = answer.outputs
-        report.append(
-            {
-                "stage": name,
-                "model": answer.model,
-                "variant": answer.variant,
-                "worker": answer.worker,
-                "hardware": answer.hardware,
-                "rows": int(rows[name].size),
-                "budget_ms": round(budget_ms, 3),
-                "latency_ms": {
-                    "queue": answer.queue_ms,
-                    "compute": answer.compute_ms,
-                    "total": answer.total_ms,
-                },
-                "slo_met": answer.slo_met,
-                "cached": answer.cached,
-                "reason": answer.reason,
-            }
-        )
+        report.append(_stage_report(name, answer, int(rows[name].size), budget_ms))
     total_ms = (clock() - start) * 1000
     return {
         "pipeline": pipeline.name,
@@ -115,6 +97,23 @@ async def run(
         "slo_met": total_ms <= pipeline.slo_ms,
         "planned": bool(planned),
         "request_id": request_id,
+    }
+
+
+def _stage_report(name: str, answer: Answer, rows: int, budget_ms: float) -> dict[str, Any]:
+    """What one stage did, in the pipeline document."""
+    return {
+        "stage": name,
+        "model": answer.model,
+        "variant": answer.variant,
+        "worker": answer.worker,
+        "hardware": answer.hardware,
+        "rows": rows,
+        "budget_ms": round(budget_ms, 3),
+        "latency_ms": {"queue": answer.queue_ms, "compute": answer.compute_ms, "total": answer.total_ms},
+        "slo_met": answer.slo_met,
+        "cached": answer.cached,
+        "reason": answer.reason,
     }
 
 

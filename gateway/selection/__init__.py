@@ -27,6 +27,7 @@ the per-query variant selection, `infaas/policy/selection.py`):
   the app.
 - No part in the scheduler, executors or planner: each query the layer sends is an ordinary named-model
   query.
-- `infaas_cli/commands/apps.py` `--selection`; `bench/goals/selection.py`, `bench/papers/selection_feedback.py`;
+- `infaas_cli/commands/apps.py` `--selection`; `bench/goals/selection.py`,
+  `bench/papers/selection_feedback.py`;
   `tests/unit/selection/`, `tests/integration/selection/`.
 """

@@ -10,7 +10,8 @@ from fastapi import Request, Response
 from gateway.deps import state_of
 from infaas.clients.base import principal_headers, raise_for_error, request_once_more, unavailable
 from infaas.http.app import request_id
-from infaas.schemas.api import ErrorBody, Principal
+from infaas.schemas.api import Principal
+from infaas.schemas.errors import ErrorBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": ErrorBody, "description": d}

@@ -4,7 +4,8 @@ gateway caches from the registry (API keys, apps, models, pipelines).
 The gateway keeps those for `auth_cache_ttl_s` and refreshes the ones in use in the background
 (`gateway/ttl_cache.py`). A registry request is an HTTP call, a thread, SQL and a response model:
 3–10 ms of CPU on the cores that serve queries, three entries every five seconds per app in use, which
-at `tiny`'s low rate made its p99.9 (docs/benchmarks.md, "What the comparison settled"). So a refresh first reads this token
+at `tiny`'s low rate made its p99.9 (docs/benchmarks.md, "What the comparison settled"). So a
+refresh first reads this token
 (one Redis GET): the same token as before the entry's load means the registry committed nothing since
 that could change it, and the entry is renewed without asking the registry.
 

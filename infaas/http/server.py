@@ -13,7 +13,8 @@ the requests it answers from a method, a raw URL and a body — the two query ro
 request cycle: no ASGI scope, no cycle object with its event, no receive/send messages, no per-header
 regex checks on a head we build ourselves; the body is collected as httptools delivers it and one task
 answers it with one write. That machinery cost 21–24 µs of CPU per query, under a tenth of the gateway's
-(`bench/diagnostics/http_lane.py`, docs/benchmarks.md). Anything unusual — `Expect: 100-continue`, an upgrade, a
+(`bench/diagnostics/http_lane.py`, docs/benchmarks.md). Anything unusual — `Expect: 100-continue`, an
+upgrade, a
 request pipelined behind one not yet answered, a concurrency limit — goes uvicorn's way, where the app's
 ASGI entry answers it the same.
 """

@@ -66,8 +66,8 @@ CUDA = ExecutionProvider(
             "use_tf32": 1,
             # A new input shape costs a convolution 8-10 ms of planning on an H100 with cuDNN's heuristic
             # against 32-46 ms with ONNX Runtime's default exhaustive search (64-230 ms for the first
-            # shape; bench/diagnostics/cuda_first_shapes.py). A served instance sees one shape (`padded_batch`);
-            # the profiler's session sees one per batch size.
+            # shape; bench/diagnostics/cuda_first_shapes.py). A served instance sees one shape
+            # (`padded_batch`); the profiler's session sees one per batch size.
             "cudnn_conv_algo_search": "HEURISTIC",
         }
     ),
@@ -127,8 +127,8 @@ def padded_batch(provider: str, max_batch: int) -> int | None:
     heuristic search, and TensorRT builds an engine per new shape range. A batcher forms batches of any
     size, so an instance that ran batches as they came paid that cost at every change of batch size
     (the demo CNN's b64 CUDA variant: served p99 13-19 ms where its b1 sibling's was 3-5 ms,
-    `bench/diagnostics/overhead.py --slo-hardware cuda`). So a variant of a `one_shape` provider runs at one shape,
-    its max batch, and its profile gives every batch size that shape's cost
+    `bench/diagnostics/overhead.py --slo-hardware cuda`). So a variant of a `one_shape` provider runs at
+    one shape, its max batch, and its profile gives every batch size that shape's cost
     (services/profiler/service.py): a batch of 64 rows cost that CNN what one row cost, and where
     padding costs more, selection weighs it against the variants of smaller max batch."""
     return max(1, max_batch) if execution_provider(provider).one_shape else None

@@ -387,19 +387,3 @@ class VariantReport(Strict):
     interference: list[ConcurrencyPoint] | None = None
     cost_per_s: float | None = None
     cost_per_query: float | None = None
-
-
-class ErrorDetail(BaseModel):
-    """`code` is stable (`invalid_input`, `requirements_unmet`, `overloaded`, …); further fields depend on
-    the error (e.g. `closest` for `requirements_unmet`, `retry_after_s` when shedding load)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    code: str
-    message: str
-
-
-class ErrorBody(BaseModel):
-    """Every `/v1` error: `{"error": {"code", "message", ...details}}`."""
-
-    error: ErrorDetail

@@ -49,7 +49,8 @@ Failover (FailLite), end to end, and where each part lives (the planner holds mo
 - gateway: `gateway/dataplane/routes.py` and `gateway/oip/routes.py` put an answer's failover note in
   the reply. Registry: an app's `criticality` stored and returned (`services/registry/service.py`,
   `views.py`, `api.py`).
-- `infaas_cli/commands/apps.py` `--criticality`; `bench/papers/failover.py`, `bench/papers/failover_detect.py`,
-  `bench/papers/failover_real.py`, `bench/diagnostics/chaos.py`; `tests/integration/failover/`,
-  `tests/unit/planner/test_failover_policies.py`, `tests/unit/planner/test_failure_detection.py`.
+- `infaas_cli/commands/apps.py` `--criticality`; `bench/papers/failover.py`,
+  `bench/papers/failover_detect.py`, `bench/papers/failover_real.py`, `bench/diagnostics/chaos.py`;
+  `tests/integration/failover/`, `tests/unit/planner/test_failover_policies.py`,
+  `tests/unit/planner/test_failure_detection.py`.
 """

@@ -38,5 +38,6 @@ Parity models, end to end, and where each part lives:
   `gateway/ui/charts.py` (`parity_loss_chart`) a model page's parity status and training loss.
 - `infaas_cli/commands/apps.py` `--redundancy parity:K`; `infaas_cli/commands/models.py`
   `infaas models parity`.
-- `bench/papers/parity.py`, `bench/papers/parity_serving.py`; `tests/unit/parity/`, `tests/integration/parity/`.
+- `bench/papers/parity.py`, `bench/papers/parity_serving.py`; `tests/unit/parity/`,
+  `tests/integration/parity/`.
 """

@@ -27,6 +27,6 @@ Pipelines, end to end, and where each part lives:
   every gateway serves it; `signals.py` the registry's change signal taken by the idle tuner;
   `loops/startup.py` wires them.
 - No pipeline code in the scheduler or executors: each stage is an ordinary query, its variant pinned.
-- `bench/papers/pipelines.py`, `bench/papers/pipelines_real.py`, `bench/papers/pipelines_cg_real.py`; tests named
-  `test_pipeline_*` under `tests/unit/` and `tests/integration/`.
+- `bench/papers/pipelines.py`, `bench/papers/pipelines_real.py`, `bench/papers/pipelines_cg_real.py`;
+  tests named `test_pipeline_*` under `tests/unit/` and `tests/integration/`.
 """
