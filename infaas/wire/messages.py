@@ -117,33 +117,24 @@ class Reply(NamedTuple):
     def encode(self, outputs: dict[str, np.ndarray] | None = None) -> bytes:
         # The outcome is written as it always was on the wire: `refused: <why>`, `expired: true`,
         # `input_error: true` beside `error`, or `error` alone for a failed run.
-        if self.outcome == "answered":
-            head = {
-                "id": self.id,
-                "worker": self.worker,
-                "variant": self.variant,
-                "queue_ms": self.queue_ms,
-                "compute_ms": self.compute_ms,
-                "batch_rows": self.batch_rows,
-            }
-            return encode_frame(head, outputs or {})
         if self.outcome == "refused":
             return encode_frame(
                 {"id": self.id, "worker": self.worker, "refused": self.error or "refused"}, {}
             )
-        head = {
+        head: dict[str, Any] = {
             "id": self.id,
             "worker": self.worker,
             "variant": self.variant,
             "queue_ms": self.queue_ms,
             "compute_ms": self.compute_ms,
             "batch_rows": self.batch_rows,
-            "error": self.error or self.outcome,
         }
-        if self.outcome == "expired":
-            head["expired"] = True
-        elif self.outcome == "invalid":
-            head["input_error"] = True
+        if self.outcome != "answered":
+            head["error"] = self.error or self.outcome
+            if self.outcome == "expired":
+                head["expired"] = True
+            elif self.outcome == "invalid":
+                head["input_error"] = True
         return encode_frame(head, outputs or {})
 
     @classmethod

@@ -157,9 +157,9 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "infaas/wire/messages.py",
-        '            return encode_frame(head, outputs or {})\n        if self.outcome == "refused":\n',
-        "            head['_st'] = __import__('infaas._stamps', fromlist=['E']).E.pop(self.id, [])\n"
-        '            return encode_frame(head, outputs or {})\n        if self.outcome == "refused":\n',
+        "        return encode_frame(head, outputs or {})\n\n    @classmethod\n    def decode(cls, frame: bytes | memoryview) -> tuple[Reply,",
+        "        head['_st'] = __import__('infaas._stamps', fromlist=['E']).E.pop(self.id, [])\n"
+        "        return encode_frame(head, outputs or {})\n\n    @classmethod\n    def decode(cls, frame: bytes | memoryview) -> tuple[Reply,",
     ),
     (
         "services/scheduler/push.py",
