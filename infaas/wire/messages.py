@@ -59,13 +59,9 @@ class Order(NamedTuple):
     @classmethod
     def decode(cls, frame: bytes | memoryview) -> tuple[Order, dict[str, np.ndarray]]:
         """An order and its inputs from a frame; a malformed one is a `BadRequest`."""
-        header, inputs = decode_frame(frame)
-        return cls.from_header(header), inputs
-
-    @classmethod
-    def from_header(cls, h: dict[str, Any]) -> Order:
         # Fetched in one C call and checked in two expressions, without the generated __new__'s frame
         # or a helper: this runs once per query on every worker, where each call costs on cold caches.
+        h, inputs = decode_frame(frame)
         try:
             order: Order = _new_tuple(cls, _ORDER_FIELDS(h))
         except KeyError as exc:
@@ -85,7 +81,7 @@ class Order(NamedTuple):
             and (slo_ms is None or type(slo_ms) in _NUMBER)
         ):
             raise BadRequest("order frame: sent_at, drop_after and slo_ms must be numbers")
-        return order
+        return order, inputs
 
 
 _ORDER_FIELDS = operator.itemgetter(*Order._fields)
@@ -140,63 +136,52 @@ class Reply(NamedTuple):
     @classmethod
     def decode(cls, frame: bytes | memoryview) -> tuple[Reply, dict[str, np.ndarray]]:
         """A reply and its outputs from a frame; a malformed one is a `BadRequest`."""
-        header, outputs = decode_frame(frame)
-        return cls.from_header(header), outputs
-
-    @classmethod
-    def from_header(cls, h: dict[str, Any]) -> Reply:
+        h, outputs = decode_frame(frame)
         if "refused" in h:
             qid, worker = h.get("id"), h.get("worker")
             if type(qid) is not str or type(worker) is not str:
                 raise BadRequest("reply frame without a text id and worker")
-            return cls(qid, worker, "refused", error=str(h["refused"]))
+            return cls(qid, worker, "refused", error=str(h["refused"])), outputs
         error = h.get("error")
-        try:  # an answer's header has every field; a failed run's may lack the run's
-            reply: Reply = _new_tuple(
-                cls,
-                (
-                    h["id"],
-                    h["worker"],
-                    "answered",
-                    h["variant"],
-                    h["queue_ms"],
-                    h["compute_ms"],
-                    h["batch_rows"],
-                    None,
-                ),
-            )
+        try:  # an answer's header has every field (fetched in one C call); a failed run's may lack some
+            qid, worker, variant, queue_ms, compute_ms, batch_rows = _REPLY_FIELDS(h)
         except KeyError:
             if error is None:
                 raise BadRequest(
                     "reply frame without an id, worker, variant, queue_ms, compute_ms or batch_rows"
                 ) from None
-            run = (
+            qid, worker, variant, queue_ms, compute_ms, batch_rows = (
+                h.get("id"),
+                h.get("worker"),
                 h.get("variant", ""),
                 h.get("queue_ms", 0.0),
                 h.get("compute_ms", 0.0),
                 h.get("batch_rows", 0),
             )
-            reply = _new_tuple(cls, (h.get("id"), h.get("worker"), "failed", *run, None))
         # One expression, no helper calls: this runs once per query in every dispatcher.
         if not (
-            type(reply.id) is str
-            and type(reply.worker) is str
-            and type(reply.variant) is str
-            and type(reply.queue_ms) in _NUMBER
-            and type(reply.compute_ms) in _NUMBER
-            and type(reply.batch_rows) is int
+            type(qid) is str
+            and type(worker) is str
+            and type(variant) is str
+            and type(queue_ms) in _NUMBER
+            and type(compute_ms) in _NUMBER
+            and type(batch_rows) is int
             and (error is None or type(error) is str)
         ):
             raise BadRequest(
                 "reply frame: id, worker, variant and error must be text, queue_ms and compute_ms numbers, "
                 "batch_rows an integer"
             )
-        if error is None:
-            return reply
+        if error is None:  # without the generated __new__'s frame, as `Order.decode`
+            answered: Reply = _new_tuple(
+                cls, (qid, worker, "answered", variant, queue_ms, compute_ms, batch_rows, None)
+            )
+            return answered, outputs
         outcome: Outcome = "expired" if h.get("expired") else "invalid" if h.get("input_error") else "failed"
-        return reply._replace(outcome=outcome, error=error)
+        return cls(qid, worker, outcome, variant, queue_ms, compute_ms, batch_rows, error), outputs
 
 
+_REPLY_FIELDS = operator.itemgetter("id", "worker", "variant", "queue_ms", "compute_ms", "batch_rows")
 _new_tuple = tuple.__new__
 _NUMBER = (float, int)
 """The types a number decodes to (`type(x) in _NUMBER`: a bool is not one)."""

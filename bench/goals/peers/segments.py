@@ -151,9 +151,9 @@ EDITS: list[tuple[str, str, str]] = [
     ),
     (
         "infaas/wire/messages.py",
-        '        qid, worker = h.get("id"), h.get("worker")\n',
-        "        from infaas import _stamps\n        _stamps.S['EX'] = list(h.get('_st', []))\n"
-        '        qid, worker = h.get("id"), h.get("worker")\n',
+        "        h, outputs = decode_frame(frame)\n",
+        "        h, outputs = decode_frame(frame)\n"
+        "        from infaas import _stamps\n        _stamps.S['EX'] = list(h.get('_st', []))\n",
     ),
     (
         "infaas/wire/messages.py",
