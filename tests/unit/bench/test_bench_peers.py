@@ -269,6 +269,18 @@ def test_every_segment_stamp_finds_its_anchor_once_in_the_tree() -> None:
         assert (root / rel).read_text().count(anchor) == 1, (rel, anchor)
 
 
+def test_every_file_the_segment_tool_edits_still_compiles_edited() -> None:
+    """An anchor found once can still sit at another indentation (inside a branch): the edited file
+    would not import, and the tool would measure a suite that cannot start."""
+    root = Path(__file__).resolve().parents[3]
+    edited: dict[str, str] = {}
+    for rel, anchor, replacement in segments.EDITS:
+        text = edited.get(rel, (root / rel).read_text())
+        edited[rel] = text.replace(anchor, replacement)
+    for rel, text in edited.items():
+        compile(text, rel, "exec")
+
+
 def test_segments_keep_only_queries_whose_stamps_are_all_there_and_in_order() -> None:
     columns = (*segments.GATEWAY, "G5", *segments.EXECUTOR)
     at = {k: 1.0 + segments.ORDER.index(k) * 1e-5 for k in columns}  # 10 µs between stamps in order
