@@ -183,7 +183,7 @@ def shop(running: RunningSuite, demo_models: list[DemoModel]) -> dict[str, str]:
         assert response.status_code == 202, response.text
         assert response.json()["status"] == "registered"
     for name in ("small", "cnn"):
-        model = running.wait_ready(name)
-        assert model["status"] == "ready", model
+        profiled = running.wait_ready(name)
+        assert profiled["status"] == "ready", profiled
     other = running.admin.post("/v1/apps", json={"name": "other"}).json()["api_key"]
     return {"key": key, "other": other}
